@@ -1,0 +1,39 @@
+# Two commands on a fresh machine:  make run   and   make test
+# Both install what is missing (Node.js 24 LTS into ~/.cache/sluice, npm packages),
+# build, and then start Sluice or run the whole suite.
+SHELL := /bin/bash
+NODE_BIN := $(shell scripts/node24.sh)
+export PATH := $(NODE_BIN):$(PATH)
+
+.PHONY: run test install build lint format check clean bench
+
+node_modules/.install-stamp: package.json package-lock.json $(wildcard */package.json)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.install-stamp
+
+build: install
+	npm run build
+
+# Starts gateway + embedded operator; embedded PostgreSQL (PGlite) under
+# SLUICE_DATA_DIR unless DATABASE_URL names a server.
+run: build
+	node gateway/dist/main.js
+
+# The whole suite against a real PostgreSQL server (installed and started when
+# none is reachable) and against PGlite.
+test: build
+	npm run lint
+	scripts/with-postgres.sh npm test
+
+lint: install
+	npm run lint
+	npm run format:check
+
+bench: build
+	npm run bench:api
+	npm run bench:mapper
+
+clean:
+	npm run clean

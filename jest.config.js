@@ -1,0 +1,29 @@
+// Sluice is ESM end to end (see docs/architecture.md, "ESM"); jest runs in its
+// ESM mode (`--experimental-vm-modules`, set by `npm test`) and @swc/jest strips
+// types without changing the module system.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2023', keepClassNames: true },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  // Sources import siblings as `./x.js` (NodeNext); tests run the .ts files.
+  moduleNameMapper: {
+    '^@sluice/shared$': '<rootDir>/shared/src/index.ts',
+    '^@sluice/gateway$': '<rootDir>/gateway/src/index.ts',
+    '^@sluice/operator$': '<rootDir>/operator/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testMatch: ['<rootDir>/{shared,gateway,operator,e2e}/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  globalSetup: '<rootDir>/scripts/jest-global-setup.js',
+  testTimeout: 30000,
+};

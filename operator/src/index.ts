@@ -1,0 +1,1 @@
+export const OPERATOR_PACKAGE = '@sluice/operator';

@@ -1,0 +1,3 @@
+// Public surface of @sluice/shared: what the gateway, the operator and the
+// workers all use. One definition of each thing lives here.
+export * from './version.js';
