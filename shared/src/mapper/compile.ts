@@ -1,0 +1,223 @@
+// Compiling a validated rule set into a plan: paths parsed once, identical
+// paths read once, casts and formats compiled, every column reduced to a
+// closure. Applying the plan to a message allocates the row objects, one small
+// array of source values per row and, only for failures, error strings.
+import { hash } from 'node:crypto';
+import { CastFailure, compileCast } from './cast.js';
+import { createEncryptor, type Encryptor } from './crypto.js';
+import {
+  collectLeaves,
+  compileReader,
+  compileWildSteps,
+  dedupe,
+  newNode,
+  walk,
+  type WildSteps,
+} from './expand.js';
+import { parsePath, WILDCARD } from './path.js';
+import { ERROR_KEY, type MapperRule } from './rule.js';
+import { compileFormat } from './temporal.js';
+import { assertMapperConfig } from './validate.js';
+import { isMissing, toText } from './value.js';
+
+export type MapperRow = Record<string, unknown>;
+
+export interface CompiledMapper {
+  /** The validated rules, as given. */
+  readonly rules: readonly MapperRule[];
+  /** Output column names in order (an `error` column is added to failing rows only). */
+  readonly columns: readonly string[];
+  /** One message to its rows. Never throws: failures become an `error` key on the row. */
+  apply(message: unknown): MapperRow[];
+  /** Derives encryption keys off the event loop; without it the first encrypted value derives them. */
+  prepare(): Promise<void>;
+}
+
+interface Part {
+  src: number;
+  fallback: string | undefined;
+}
+
+type Transform = (value: unknown) => unknown;
+
+interface ColumnPlan {
+  key: string;
+  /** The rule's own value: a source index and/or a static fallback. */
+  main: Part;
+  /** concatenate_fields entries, or null. */
+  parts: Part[] | null;
+  nullable: boolean;
+  /** hash → encrypt → cast, composed; returns a CastFailure when it fails. */
+  transform: Transform | null;
+}
+
+interface SourcePlan {
+  path: string;
+  read: ((message: unknown) => unknown) | null;
+  wild: WildSteps | null;
+}
+
+const NO_SOURCE = -1;
+
+class SourceTable {
+  readonly list: SourcePlan[] = [];
+  private readonly byPath = new Map<string, number>();
+
+  /** Index of the source for `path`, shared by every rule and entry that reads it. */
+  add(path: string | null | undefined): number {
+    if (path === undefined || path === null || path === '') return NO_SOURCE;
+    const known = this.byPath.get(path);
+    if (known !== undefined) return known;
+    const parsed = parsePath(path);
+    if (!parsed.ok) throw new Error(parsed.msg); // validated before; unreachable
+    const wild = parsed.segments.includes(WILDCARD);
+    this.list.push({
+      path,
+      read: wild ? null : compileReader(parsed.segments),
+      wild: wild ? compileWildSteps(parsed.segments) : null,
+    });
+    this.byPath.set(path, this.list.length - 1);
+    return this.list.length - 1;
+  }
+}
+
+const compileTransform = (rule: MapperRule, encryptors: Encryptor[]): Transform | null => {
+  const fns: Transform[] = [];
+  const method = rule.hash_method;
+  if (method !== undefined && method !== null) fns.push((v) => hash(method, toText(v), 'hex'));
+  if (rule.encrypt_method !== undefined && rule.encrypt_method !== null) {
+    const encryptor = createEncryptor(rule.encrypt_key as string);
+    encryptors.push(encryptor);
+    fns.push((v) => encryptor.encrypt(toText(v)));
+  }
+  if (rule.cast !== undefined && rule.cast !== null) {
+    const format = typeof rule.cast_format === 'string' ? compileFormat(rule.cast_format) : null;
+    fns.push(compileCast(rule.cast, format !== null && format.ok ? format.format : null));
+  }
+  if (fns.length === 0) return null;
+  if (fns.length === 1) return fns[0] as Transform;
+  return (value) => {
+    let v = value;
+    for (const fn of fns) {
+      v = fn(v);
+      if (v instanceof CastFailure) return v;
+    }
+    return v;
+  };
+};
+
+const partValue = (part: Part, vals: unknown[]): unknown => {
+  const v = part.src === NO_SOURCE ? undefined : vals[part.src];
+  return isMissing(v) ? part.fallback : v;
+};
+
+/** Missing parts are skipped; when every part is missing the result is missing too. */
+const concatenate = (first: unknown, parts: Part[], vals: unknown[]): string | undefined => {
+  let out = isMissing(first) ? undefined : toText(first);
+  for (const part of parts) {
+    const v = partValue(part, vals);
+    if (!isMissing(v)) out = out === undefined ? toText(v) : out + toText(v);
+  }
+  return out;
+};
+
+/** Writes the column into the row; returns the failure text, if any. */
+const fillColumn = (col: ColumnPlan, vals: unknown[], row: MapperRow): string | undefined => {
+  let v = partValue(col.main, vals);
+  if (col.parts !== null) v = concatenate(v, col.parts, vals);
+  if (isMissing(v)) {
+    row[col.key] = null;
+    return col.nullable ? undefined : `${col.key}: missing value for a non-nullable column`;
+  }
+  if (col.transform === null) {
+    row[col.key] = v;
+    return undefined;
+  }
+  const out = col.transform(v);
+  if (out instanceof CastFailure) {
+    row[col.key] = null;
+    return `${col.key}: ${out.msg}`;
+  }
+  row[col.key] = out;
+  return undefined;
+};
+
+/** Compiles a rule set; throws MapperConfigError listing every issue of an invalid one. */
+export const compileMapper = (config: unknown): CompiledMapper => {
+  const rules = assertMapperConfig(config);
+  const sources = new SourceTable();
+  const encryptors: Encryptor[] = [];
+  const columns: ColumnPlan[] = rules.map((rule) => ({
+    key: rule.key,
+    main: { src: sources.add(rule.path), fallback: rule.static ?? undefined },
+    parts:
+      rule.concatenate_fields?.map((e) => ({ src: sources.add(e.path), fallback: e.static ?? undefined })) ??
+      null,
+    nullable: rule.nullable !== false,
+    transform: compileTransform(rule, encryptors),
+  }));
+  const width = sources.list.length;
+  const plain = sources.list.flatMap((s, i) => (s.read === null ? [] : [{ i, read: s.read }]));
+  const wild = sources.list.flatMap((s, i) => (s.wild === null ? [] : [{ i, steps: s.wild }]));
+
+  const buildRow = (vals: unknown[]): MapperRow => {
+    const row: MapperRow = {};
+    let errors: string | undefined;
+    for (const col of columns) {
+      const failure = fillColumn(col, vals, row);
+      if (failure !== undefined) errors = errors === undefined ? failure : `${errors}; ${failure}`;
+    }
+    if (errors !== undefined) row[ERROR_KEY] = errors;
+    return row;
+  };
+
+  const expand = (message: unknown, vals: unknown[]): MapperRow[] => {
+    const root = newNode();
+    for (const s of wild) walk(s.steps, 0, message, root, s.i, width);
+    const leaves: unknown[][] = [];
+    collectLeaves(root, vals, leaves);
+    return dedupe(leaves).map(buildRow);
+  };
+
+  const run = (message: unknown): MapperRow[] => {
+    const vals = new Array<unknown>(width);
+    for (const s of plain) vals[s.i] = s.read(message);
+    return wild.length === 0 ? [buildRow(vals)] : expand(message, vals);
+  };
+
+  return {
+    rules,
+    columns: columns.map((c) => c.key),
+    apply(message) {
+      try {
+        return run(message);
+      } catch (e) {
+        // Only reachable with values JSON cannot hold (cycles, BigInt inside objects):
+        // the message still yields a row, as rule 10 asks of every failure.
+        const row: MapperRow = Object.fromEntries(columns.map((c) => [c.key, null]));
+        row[ERROR_KEY] = `mapper: ${e instanceof Error ? e.message : String(e)}`;
+        return [row];
+      }
+    },
+    async prepare() {
+      await Promise.all(encryptors.map((e) => e.prepare()));
+    },
+  };
+};
+
+// Compiling is cheap except for key derivation, which the cache also saves:
+// the HTTP endpoint sees the same configuration over and over.
+const CACHE_LIMIT = 64;
+const cache = new Map<string, CompiledMapper>();
+
+/** compileMapper + apply, with compiled plans cached by configuration. */
+export const processMapper = (config: unknown, message: unknown): MapperRow[] => {
+  const id = JSON.stringify(config);
+  let mapper = cache.get(id);
+  if (mapper === undefined) {
+    mapper = compileMapper(config);
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+    cache.set(id, mapper);
+  }
+  return mapper.apply(message);
+};
