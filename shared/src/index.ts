@@ -1,4 +1,9 @@
 // Public surface of @sluice/shared: what the gateway, the operator and the
 // workers all use. One definition of each thing lives here.
 export * from './version.js';
+export * from './schemas/common.js';
+export * from './schemas/identity.js';
+export * from './crypto/secret-box.js';
+export * from './ports/cluster.js';
+export * from './ports/worker-runtime.js';
 export * from './mapper/index.js';

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import cors from 'cors';
+import express, { type Express, type Router } from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-dist';
+import { createAuthenticator } from './auth/authenticate.js';
+import type { GatewayContext } from './context.js';
+import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
+import { authRoutes } from './features/auth/auth.routes.js';
+import { envRoutes } from './features/envs/envs.routes.js';
+import { healthRoutes } from './features/health/health.routes.js';
+import { teamRoutes } from './features/teams/teams.routes.js';
+import { userRoutes } from './features/users/users.routes.js';
+import { errorHandler, notFound } from './http/errors.js';
+import { mountRoutes } from './http/mount.js';
+import { buildOpenApi } from './http/openapi.js';
+import type { AnyRoute } from './http/route.js';
+
+/** Every API route of this build, in matching order. */
+export function allRoutes(ctx: GatewayContext): AnyRoute[] {
+  return [
+    ...healthRoutes(ctx),
+    ...authRoutes(ctx),
+    ...apiKeyRoutes(ctx),
+    ...userRoutes(ctx),
+    ...envRoutes(ctx),
+    ...teamRoutes(ctx),
+  ];
+}
+
+/** Paths under /api that serve documentation rather than operations. */
+export const DOCUMENTATION_PATHS = ['/openapi.json', '/docs', '/docs/init.js', '/docs/assets'];
+
+function mountDocs(api: Router, openapi: unknown): void {
+  api.get('/openapi.json', (_req, res) => void res.json(openapi));
+  api.use('/docs/assets', express.static(swaggerUi.getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  api.get('/docs/init.js', (_req, res) => {
+    res
+      .type('application/javascript')
+      .send("window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true });\n");
+  });
+  api.get('/docs', (_req, res) => {
+    res.type('html').send(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sluice API</title>
+<link rel="stylesheet" href="/api/docs/assets/swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="/api/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/api/docs/init.js"></script></body></html>`);
+  });
+}
+
+export function buildApp(ctx: GatewayContext): {
+  app: Express;
+  routes: AnyRoute[];
+  openapi: Record<string, unknown>;
+} {
+  const routes = allRoutes(ctx);
+  const openapi = buildOpenApi(routes);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', ctx.config.trustProxy);
+  app.use(
+    pinoHttp({
+      logger: ctx.log,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Only the method and path: bodies, query strings and headers may carry secrets.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          path: req.url.split('?')[0],
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+  app.use(helmet());
+  if (ctx.config.corsOrigins.length) {
+    app.use(cors({ origin: ctx.config.corsOrigins, credentials: false, maxAge: 600 }));
+  }
+  app.use(express.json({ limit: ctx.config.bodyLimit }));
+
+  const api = express.Router();
+  mountRoutes(api, routes, {
+    db: ctx.db,
+    authenticate: createAuthenticator(ctx.db, ctx.tokens),
+    validateResponses: ctx.config.validateResponses,
+    log: ctx.log,
+  });
+  mountDocs(api, openapi);
+  app.use('/api', api);
+  app.use((_req, _res, next) => next(notFound()));
+  app.use(errorHandler(ctx.log));
+  return { app, routes, openapi };
+}

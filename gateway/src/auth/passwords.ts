@@ -1,0 +1,41 @@
+import bcrypt from 'bcryptjs';
+import { badRequest } from '../http/errors.js';
+
+/**
+ * Password hashing (bcrypt) and the password policy. A fixed dummy hash lets
+ * login spend the same time on unknown e-mails as on known ones.
+ */
+export class Passwords {
+  #dummy: Promise<string>;
+
+  constructor(
+    readonly minLength: number,
+    readonly cost: number,
+  ) {
+    this.#dummy = bcrypt.hash('sluice-dummy-password', cost);
+  }
+
+  hash(password: string): Promise<string> {
+    return bcrypt.hash(password, this.cost);
+  }
+
+  /** bcrypt's comparison runs in time independent of where the hashes differ. */
+  async verify(password: string, hash: string | undefined): Promise<boolean> {
+    const target = hash ?? (await this.#dummy);
+    const ok = await bcrypt.compare(password, target);
+    return ok && hash !== undefined;
+  }
+
+  /** Throws the spec's `{code, reason}` 400 when the password breaks the policy. */
+  check(password: string, code: string, email?: string): void {
+    if ([...password].length < this.minLength) {
+      throw badRequest(code, `Password should be at least ${this.minLength} characters`);
+    }
+    // bcrypt reads 72 bytes: a longer password would be silently truncated.
+    if (Buffer.byteLength(password, 'utf8') > 72)
+      throw badRequest(code, 'Password should be at most 72 bytes');
+    if (email && password.toLowerCase().includes(email.toLowerCase())) {
+      throw badRequest(code, 'Password should not contain e-mail');
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
+
+/** Every setting of the service; read once from the environment (README, "Configuration"). */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  jwtSecret: string;
+  secretKey: string;
+  tokenLifetimeS: number;
+  allowRegistration: boolean;
+  requireVerified: boolean;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  deploymentMode: DeploymentMode;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  passwordMinLength: number;
+  /** bcrypt cost factor (2^cost rounds). */
+  bcryptCost: number;
+  bodyLimit: string;
+  corsOrigins: string[];
+  clusterAdapter: 'embedded' | 'kubernetes';
+  logLevel: string;
+  loginMaxPerAccount: number;
+  loginMaxPerAddress: number;
+  loginWindowS: number;
+  trustProxy: boolean;
+  /** Validate every response against its schema (tests; off in production for speed). */
+  validateResponses: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function bool(env: Env, key: string, fallback: boolean): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+function int(env: Env, key: string, fallback: number, min = 1): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min)
+    throw new ConfigError(`${key} must be an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+/**
+ * A secret given in the environment, or else generated once and kept in the
+ * data directory (mode 0600) so tokens and sealed secrets survive restarts.
+ */
+function persistentSecret(env: Env, key: string, dataDir: string, file: string): string {
+  const given = env[key];
+  if (given) {
+    if (given.length < 32) throw new ConfigError(`${key} must be at least 32 characters`);
+    return given;
+  }
+  const path = join(dataDir, file);
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(path, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = resolve(env.SLUICE_DATA_DIR || './.sluice');
+  const mode = (env.SLUICE_DEPLOYMENT_MODE || 'SELF_HOSTED').toUpperCase();
+  if (mode !== 'SELF_HOSTED' && mode !== 'CLOUD') {
+    throw new ConfigError(`SLUICE_DEPLOYMENT_MODE must be SELF_HOSTED or CLOUD, got "${mode}"`);
+  }
+  const cluster = (env.SLUICE_CLUSTER_ADAPTER || 'embedded').toLowerCase();
+  if (cluster !== 'embedded' && cluster !== 'kubernetes') {
+    throw new ConfigError(`SLUICE_CLUSTER_ADAPTER must be embedded or kubernetes, got "${cluster}"`);
+  }
+  if (Boolean(env.SLUICE_ADMIN_EMAIL) !== Boolean(env.SLUICE_ADMIN_PASSWORD)) {
+    throw new ConfigError('SLUICE_ADMIN_EMAIL and SLUICE_ADMIN_PASSWORD must be set together');
+  }
+  return {
+    port: int(env, 'PORT', 8080, 0),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    jwtSecret: persistentSecret(env, 'SLUICE_JWT_SECRET', dataDir, 'jwt-secret'),
+    secretKey: persistentSecret(env, 'SLUICE_SECRET_KEY', dataDir, 'secret-key'),
+    tokenLifetimeS: int(env, 'SLUICE_TOKEN_LIFETIME_S', 86400),
+    allowRegistration: bool(env, 'SLUICE_ALLOW_REGISTRATION', true),
+    requireVerified: bool(env, 'SLUICE_REQUIRE_VERIFIED', false),
+    adminEmail: env.SLUICE_ADMIN_EMAIL?.toLowerCase() || undefined,
+    adminPassword: env.SLUICE_ADMIN_PASSWORD || undefined,
+    deploymentMode: mode,
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.SLUICE_MAIL_FROM || 'Sluice <no-reply@sluice.local>',
+    passwordMinLength: int(env, 'SLUICE_PASSWORD_MIN_LENGTH', 8),
+    bcryptCost: int(env, 'SLUICE_BCRYPT_COST', 12, 4),
+    bodyLimit: env.SLUICE_BODY_LIMIT || '1mb',
+    corsOrigins: (env.SLUICE_CORS_ORIGINS || '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    clusterAdapter: cluster,
+    logLevel: env.LOG_LEVEL || 'info',
+    loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),
+    loginMaxPerAddress: int(env, 'SLUICE_LOGIN_MAX_PER_ADDRESS', 100),
+    loginWindowS: int(env, 'SLUICE_LOGIN_WINDOW_S', 900),
+    trustProxy: bool(env, 'SLUICE_TRUST_PROXY', false),
+    validateResponses: bool(env, 'SLUICE_VALIDATE_RESPONSES', false),
+  };
+}

@@ -1,0 +1,19 @@
+import type { SecretBox } from '@sluice/shared';
+import type { Logger } from 'pino';
+import type { Passwords } from './auth/passwords.js';
+import type { TokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import type { Mailer } from './mail/mailer.js';
+
+/** What every feature may use; built once at start (main.ts) or per test. */
+export interface GatewayContext {
+  config: Config;
+  db: Db;
+  dbKind: 'postgres' | 'pglite';
+  log: Logger;
+  tokens: TokenService;
+  passwords: Passwords;
+  mailer: Mailer;
+  secrets: SecretBox;
+}

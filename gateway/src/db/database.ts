@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Migrator, type Migration } from 'kysely/migration';
+import pg from 'pg';
+import * as identity from './migrations/2026-11-23-0001-identity.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+// Listed here, in order; each file is frozen once released.
+const migrations: Record<string, Migration> = {
+  '2026-11-23-0001-identity': identity,
+};
+
+/**
+ * Opens the service database: the PostgreSQL server `url` names, or else an
+ * embedded PGlite (PostgreSQL in WASM) whose files live under `dataDir`
+ * (`memory://` keeps it in memory, for tests).
+ */
+export async function openDatabase(opts: {
+  url?: string;
+  dataDir: string;
+  pgliteDir?: string;
+}): Promise<DatabaseHandle> {
+  if (opts.url) {
+    const pool = new pg.Pool({ connectionString: opts.url, max: 20 });
+    // An idle client that errors (server restart) must not crash the process.
+    pool.on('error', () => undefined);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const dir = opts.pgliteDir ?? join(opts.dataDir, 'pgdata');
+  if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+  const pglite = await PGlite.create(dir);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+export async function migrateToLatest(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`Database migration ${failed?.migrationName ?? ''} failed`, { cause: error });
+  }
+}

@@ -1,0 +1,126 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+// Row types of the identity & tenancy tables (migrations/ creates them).
+// Services return domain types (shared/), never these.
+
+/** Written as Date or ISO string, read as Date; optional on insert where the column has a default. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  hashed_password: string;
+  is_active: Generated<boolean>;
+  is_superuser: Generated<boolean>;
+  is_verified: Generated<boolean>;
+  is_service_account: Generated<boolean>;
+  active_env_id: string | null;
+  /** Tokens issued before this instant are refused (set by a password reset). */
+  tokens_valid_after: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface EnvsTable {
+  id: Generated<string>;
+  name: string;
+  description: string | null;
+  use_retention: Generated<boolean>;
+  /** The broker settings without the password (jsonb). */
+  retention_configuration: unknown;
+  /** `sasl_password` sealed by SecretBox. */
+  broker_secret: string | null;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface EnvMembersTable {
+  user_id: string;
+  env_id: string;
+  admin: boolean;
+}
+
+export interface TeamsTable {
+  id: Generated<string>;
+  env_id: string;
+  name: string;
+  description: string | null;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TeamMembersTable {
+  user_id: string;
+  team_id: string;
+  admin: boolean;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  expires_at: Timestamp;
+}
+
+export interface ActionTokensTable {
+  /** SHA-256 of the token sent by mail; the token itself is never stored. */
+  token_hash: string;
+  user_id: string;
+  purpose: 'reset' | 'verify';
+  expires_at: Timestamp;
+  created_at: DefaultTimestamp;
+}
+
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  request_hash: string;
+  status: number | null;
+  body: unknown;
+  created_at: DefaultTimestamp;
+}
+
+export interface ServiceAccountTokensTable {
+  id: string;
+  name: string;
+  owner_id: string;
+  user_id: string;
+  env_id: string;
+  team_id: string | null;
+  created_at: DefaultTimestamp;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  user_id: string;
+  created_by: string;
+  admin: boolean;
+  env_ids: unknown;
+  created_at: DefaultTimestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  envs: EnvsTable;
+  env_members: EnvMembersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  revoked_tokens: RevokedTokensTable;
+  action_tokens: ActionTokensTable;
+  idempotency_keys: IdempotencyKeysTable;
+  service_account_tokens: ServiceAccountTokensTable;
+  api_keys: ApiKeysTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserPatch = Updateable<UsersTable>;
+export type EnvRow = Selectable<EnvsTable>;
+export type TeamRow = Selectable<TeamsTable>;

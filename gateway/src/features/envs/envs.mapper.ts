@@ -1,0 +1,34 @@
+import { REDACTED, type EnvRead, type RetentionConfiguration, type SecretBox } from '@sluice/shared';
+import type { EnvRow } from '../../db/schema.js';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+/** The broker password never leaves the service: it reads back as `<redacted>`. */
+export function toEnvRead(e: EnvRow): EnvRead {
+  const cfg = parseJson(e.retention_configuration) as RetentionConfiguration | null;
+  return {
+    id: e.id,
+    name: e.name,
+    description: e.description,
+    use_retention: e.use_retention,
+    retention_configuration: cfg ? { ...cfg, ...(e.broker_secret ? { sasl_password: REDACTED } : {}) } : null,
+    created_at: iso(e.created_at),
+    updated_at: iso(e.updated_at),
+  };
+}
+
+/**
+ * Splits broker settings into what is stored in the clear and the sealed
+ * password. Sending `<redacted>` back keeps the stored password.
+ */
+export function splitBrokerSecret(
+  secrets: SecretBox,
+  cfg: RetentionConfiguration | null | undefined,
+  existing: string | null,
+): { config: Omit<RetentionConfiguration, 'sasl_password'> | null; secret: string | null } {
+  if (!cfg) return { config: null, secret: null };
+  const { sasl_password, ...config } = cfg;
+  if (sasl_password === undefined || sasl_password === null) return { config, secret: null };
+  return { config, secret: sasl_password === REDACTED ? existing : secrets.seal(sasl_password) };
+}

@@ -1,0 +1,82 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { NewUser, UserPatch, UserRow } from '../../db/schema.js';
+
+export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export function insertUser(db: Db, user: NewUser): Promise<UserRow> {
+  return db
+    .insertInto('users')
+    .values({ ...user, email: user.email.toLowerCase() })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function updateUser(db: Db, id: string, patch: UserPatch): Promise<UserRow | undefined> {
+  return db
+    .updateTable('users')
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteUser(db: Db, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/**
+ * Users visible to a caller: all for a superuser; otherwise the people who
+ * share an environment with the caller, plus an exact e-mail lookup (how an
+ * owner finds the id of someone to add to a team).
+ */
+export async function listUsers(
+  db: Db,
+  opts: { viewerId: string | null; email?: string; offset: number; limit: number },
+): Promise<{ rows: UserRow[]; total: number }> {
+  let q = db.selectFrom('users').where('is_service_account', '=', false);
+  if (opts.email) q = q.where(sql`lower(email)`, '=', opts.email.toLowerCase());
+  else if (opts.viewerId) {
+    const viewer = opts.viewerId;
+    q = q.where((eb) =>
+      eb.or([
+        eb('users.id', '=', viewer),
+        eb(
+          'users.id',
+          'in',
+          eb
+            .selectFrom('env_members as mine')
+            .innerJoin('env_members as theirs', 'theirs.env_id', 'mine.env_id')
+            .select('theirs.user_id')
+            .where('mine.user_id', '=', viewer),
+        ),
+      ]),
+    );
+  }
+  const [rows, count] = await Promise.all([
+    q.selectAll('users').orderBy('email').offset(opts.offset).limit(opts.limit).execute(),
+    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export function countActiveSuperusers(db: Db) {
+  return db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('is_superuser', '=', true)
+    .where('is_active', '=', true)
+    .executeTakeFirstOrThrow()
+    .then((r) => Number(r.n));
+}

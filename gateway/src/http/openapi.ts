@@ -1,0 +1,111 @@
+import type { TSchema } from '@sinclair/typebox';
+import { SLUICE_VERSION, ErrorBody, ValidationErrorBody } from '@sluice/shared';
+import type { AnyRoute } from './route.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Builds the OpenAPI 3.1 document from the route table. Schemas carrying an
+ * `$id` become components and are referenced, so each type is described once.
+ */
+export function buildOpenApi(routes: AnyRoute[]): Json {
+  const components: Record<string, unknown> = {};
+
+  const toJson = (schema: unknown, root = false): unknown => {
+    if (Array.isArray(schema)) return schema.map((s) => toJson(s));
+    if (!schema || typeof schema !== 'object') return schema;
+    const s = schema as Json;
+    if (typeof s.$id === 'string' && !root) {
+      const id = s.$id;
+      if (!(id in components)) {
+        components[id] = {};
+        components[id] = toJson(s, true);
+      }
+      return { $ref: `#/components/schemas/${id}` };
+    }
+    const out: Json = {};
+    for (const [k, v] of Object.entries(s)) if (k !== '$id') out[k] = toJson(v);
+    return out;
+  };
+  const ref = (schema: TSchema) => toJson(schema);
+
+  const paths: Record<string, Json> = {};
+  for (const r of routes) {
+    const path = '/api' + r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters: Json[] = [];
+    for (const [where, schema] of [
+      ['path', r.params],
+      ['query', r.query],
+    ] as const) {
+      const props = (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
+      const required = new Set((schema as { required?: string[] } | undefined)?.required ?? []);
+      for (const [name, prop] of Object.entries(props)) {
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || (required.has(name) && !('default' in prop)),
+          schema: ref(prop),
+        });
+      }
+    }
+    if (r.idempotent) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Retrying with the same key and body replays the first response and creates nothing; the same key with another body is a 422; a retry while the first is still running is a 409. Keys are per user and expire after 24 hours.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
+    }
+    const responses: Json = {};
+    for (const [status, spec] of Object.entries(r.responses)) {
+      responses[status] = spec.schema
+        ? { description: spec.description, content: { 'application/json': { schema: ref(spec.schema) } } }
+        : { description: spec.description };
+    }
+    if (r.params || r.query || r.body) {
+      responses['422'] ??= {
+        description: 'Validation error',
+        content: { 'application/json': { schema: ref(ValidationErrorBody) } },
+      };
+    }
+    if (r.auth === 'user') responses['401'] ??= { description: 'Missing, expired or invalid token' };
+    for (const status of ['400', '403', '404', '409']) {
+      const spec = responses[status] as Json | undefined;
+      if (spec && !spec.content) spec.content = { 'application/json': { schema: ref(ErrorBody) } };
+    }
+    const op: Json = {
+      operationId: `${r.method}_${r.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
+      summary: r.summary,
+      tags: [r.tag],
+      responses,
+    };
+    if (r.description) op.description = r.description;
+    if (r.deprecated) op.deprecated = true;
+    if (parameters.length) op.parameters = parameters;
+    if (r.body) {
+      const type = r.bodyEncoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+      op.requestBody = { required: true, content: { [type]: { schema: ref(r.body) } } };
+    }
+    if (r.auth === 'user') op.security = [{ bearer: [] }];
+    (paths[path] ??= {})[r.method] = op;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Sluice',
+      version: SLUICE_VERSION,
+      description: 'Control plane for change-data pipelines. See docs/api.md for the design choices.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { SecretBox } from '@sluice/shared';
+import { buildApp } from './app.js';
+import { purgeExpired } from './auth/auth.repository.js';
+import { Passwords } from './auth/passwords.js';
+import { TokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import type { GatewayContext } from './context.js';
+import { migrateToLatest, openDatabase } from './db/database.js';
+import { ensureAdmin } from './features/users/bootstrap.js';
+import { createMailer } from './mail/mailer.js';
+
+export interface RunningGateway {
+  ctx: GatewayContext;
+  server: Server;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    // Defence in depth: these keys never reach a log line, whatever logs them.
+    redact: {
+      paths: [
+        'password',
+        '*.password',
+        'token',
+        '*.token',
+        'access_token',
+        '*.sasl_password',
+        'authorization',
+        '*.authorization',
+      ],
+      censor: '<redacted>',
+    },
+  });
+}
+
+export async function createContext(
+  config: Config,
+  log: Logger,
+  opts: { pgliteDir?: string } = {},
+): Promise<GatewayContext & { closeDb(): Promise<void> }> {
+  const handle = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    pgliteDir: opts.pgliteDir,
+  });
+  await migrateToLatest(handle.db);
+  const ctx: GatewayContext = {
+    config,
+    db: handle.db,
+    dbKind: handle.kind,
+    log,
+    tokens: new TokenService(config.jwtSecret, config.tokenLifetimeS),
+    passwords: new Passwords(config.passwordMinLength, config.bcryptCost),
+    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log }),
+    secrets: new SecretBox(config.secretKey),
+  };
+  await ensureAdmin(ctx);
+  return { ...ctx, closeDb: handle.close };
+}
+
+export async function startGateway(
+  config: Config,
+  log = createLogger(config.logLevel),
+): Promise<RunningGateway> {
+  const ctx = await createContext(config, log);
+  const { app } = buildApp(ctx);
+  const server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+  const purge = setInterval(
+    () => purgeExpired(ctx.db).catch((err: unknown) => log.warn({ err }, 'Purge failed')),
+    3600_000,
+  );
+  purge.unref();
+  log.info({ url, database: ctx.dbKind, mode: config.deploymentMode }, 'Sluice gateway listening');
+  return {
+    ctx,
+    server,
+    url,
+    close: async () => {
+      clearInterval(purge);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await ctx.closeDb();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The cluster port (architecture brief, "Two runtimes, one code path"): the
+ * operations the gateway and the operator need on the sluice.dev custom
+ * resources, with Kubernetes semantics. Two adapters implement it: the
+ * Kubernetes one (`@kubernetes/client-node` against a real API server) and the
+ * embedded one (a store in the service's own database). Both must pass the same
+ * contract test suite.
+ */
+export const SLUICE_KINDS = ['Connector', 'DataModel', 'Subscription', 'Pipeline', 'Warehouse'] as const;
+export type SluiceKind = (typeof SLUICE_KINDS)[number];
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface ClusterObject<Spec = unknown, Status = unknown> {
+  apiVersion: string;
+  kind: SluiceKind;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+export interface WatchEvent<T extends ClusterObject = ClusterObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface ListResult<T extends ClusterObject = ClusterObject> {
+  items: T[];
+  /** Start a watch from here to see every later change exactly once. */
+  resourceVersion: string;
+}
+
+/** Raised when a write names a stale resourceVersion (HTTP 409 in Kubernetes). */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+}
+/** Raised when a watch asks for a resourceVersion that was compacted (HTTP 410). */
+export class ExpiredError extends Error {
+  override readonly name = 'ExpiredError';
+}
+
+export interface ClusterPort {
+  /** `embedded` or `kubernetes`; shown by /healthchecks/k8s and /config/deployment. */
+  readonly adapter: 'embedded' | 'kubernetes';
+  /** Cheap reachability check for health endpoints. */
+  ping(): Promise<void>;
+  get<T extends ClusterObject>(kind: SluiceKind, namespace: string, name: string): Promise<T | undefined>;
+  list<T extends ClusterObject>(
+    kind: SluiceKind,
+    namespace?: string,
+    labelSelector?: string,
+  ): Promise<ListResult<T>>;
+  /** Events after `resourceVersion`, in order; ends when `signal` aborts. */
+  watch<T extends ClusterObject>(
+    kind: SluiceKind,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent<T>) => void | Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void>;
+  create<T extends ClusterObject>(object: T): Promise<T>;
+  /** Replaces spec/metadata; a stale `metadata.resourceVersion` is a ConflictError. */
+  update<T extends ClusterObject>(object: T): Promise<T>;
+  /** JSON merge patch of the main resource (never its status). */
+  patch<T extends ClusterObject>(
+    kind: SluiceKind,
+    namespace: string,
+    name: string,
+    patch: unknown,
+  ): Promise<T>;
+  /** JSON merge patch of the status subresource only. */
+  patchStatus<T extends ClusterObject>(
+    kind: SluiceKind,
+    namespace: string,
+    name: string,
+    status: unknown,
+  ): Promise<T>;
+  /** Marks for deletion; the object goes once its finalizers are removed. */
+  delete(kind: SluiceKind, namespace: string, name: string): Promise<void>;
+}

@@ -1,0 +1,51 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** A UUID string; every identifier of the API is one (spec, conventions). */
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time' });
+
+/** What every read shows in place of a stored secret (spec 2.14). */
+export const REDACTED = '<redacted>';
+
+/** Spec 2.1: the envelope of every paginated list. */
+export const Page = <T extends TSchema>(item: T, title: string) =>
+  Type.Object(
+    {
+      items: Type.Array(item),
+      total: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      page: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      size: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      pages: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    },
+    { $id: title, additionalProperties: false },
+  );
+
+/** Spec 4.9: `page` from 1, `size` default 50, at most 100. */
+export const PageQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+});
+
+/** Spec 7: the error bodies. */
+export const ValidationIssue = Type.Object(
+  {
+    loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+    msg: Type.String(),
+    type: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export const ValidationErrorBody = Type.Object(
+  { detail: Type.Array(ValidationIssue) },
+  { $id: 'HTTPValidationError', additionalProperties: false },
+);
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.Union([
+      Type.String(),
+      Type.Object({ code: Type.String(), reason: Type.String() }, { additionalProperties: false }),
+    ]),
+  },
+  { $id: 'ErrorModel', additionalProperties: false },
+);
+export const StatusBody = Type.Object({ status: Type.String() }, { additionalProperties: true });
