@@ -37,7 +37,9 @@ export const compileStep = (segment: string): Step => {
     return (v) => (Array.isArray(v) ? v[index] : (v as Record<string, unknown>)[segment]);
   }
   if (isInheritedName(segment)) {
-    return (v) => (Object.hasOwn(v, segment) ? (v as Record<string, unknown>)[segment] : undefined);
+    // Arrays own `length`, which is no key of a JSON message either.
+    return (v) =>
+      !Array.isArray(v) && Object.hasOwn(v, segment) ? (v as Record<string, unknown>)[segment] : undefined;
   }
   return (v) => (v as Record<string, unknown>)[segment];
 };
