@@ -1,0 +1,150 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import request from 'supertest';
+import type { Express } from 'express';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { GatewayContext } from '../src/context.js';
+import { createContext, createLogger } from '../src/server.js';
+import { insertUser } from '../src/features/users/users.repository.js';
+import type { AnyRoute } from '../src/http/route.js';
+
+/**
+ * Integration tests run the real gateway against a real database: PGlite
+ * always, and the PostgreSQL server named by SLUICE_TEST_DATABASE_URL when set
+ * (`make test` starts one). Each harness gets a database of its own.
+ */
+export type DbKind = 'pglite' | 'postgres';
+
+export function databaseKinds(): DbKind[] {
+  if (process.env.SLUICE_TEST_DATABASE_URL) return ['pglite', 'postgres'];
+  if (process.env.CI) throw new Error('SLUICE_TEST_DATABASE_URL is not set: run the suite with `make test`');
+  console.warn(
+    'SLUICE_TEST_DATABASE_URL is not set: PostgreSQL-server variants are SKIPPED (run `make test`)',
+  );
+  return ['pglite'];
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  token: string;
+  auth: { Authorization: string };
+}
+
+export interface TestGateway {
+  app: Express;
+  ctx: GatewayContext;
+  routes: AnyRoute[];
+  openapi: Record<string, unknown>;
+  http: ReturnType<typeof request>;
+  dataDir: string;
+  /** A registered, logged-in user with a fresh e-mail address. */
+  user(opts?: { email?: string; password?: string }): Promise<TestUser>;
+  superuser(): Promise<TestUser>;
+  login(email: string, password: string): Promise<string>;
+  /** Mails written to the outbox, oldest first. */
+  outbox(): { to: string; subject: string; text: string; token: string }[];
+  close(): Promise<void>;
+}
+
+async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = process.env.SLUICE_TEST_DATABASE_URL as string;
+  const name = `sluice_test_${randomUUID().replace(/-/g, '')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+let counter = 0;
+
+export async function startTestGateway(kind: DbKind, env: Record<string, string> = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const pgdb = kind === 'postgres' ? await createPostgresDatabase() : undefined;
+  const config = loadConfig({
+    SLUICE_DATA_DIR: dataDir,
+    SLUICE_BCRYPT_COST: '4',
+    SLUICE_VALIDATE_RESPONSES: 'true',
+    LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    ...env,
+  });
+  const ctx = await createContext(config, createLogger(config.logLevel), { pgliteDir: 'memory://' });
+  const { app, routes, openapi } = buildApp(ctx);
+  const http = request(app);
+
+  const login = async (email: string, password: string) => {
+    const res = await http.post('/api/auth/jwt/login').type('form').send({ username: email, password });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.access_token as string;
+  };
+  const withToken = (id: string, email: string, password: string, token: string): TestUser => ({
+    id,
+    email,
+    password,
+    token,
+    auth: { Authorization: `Bearer ${token}` },
+  });
+
+  return {
+    app,
+    ctx,
+    routes,
+    openapi,
+    http,
+    dataDir,
+    login,
+    async user(opts = {}) {
+      const email = opts.email ?? `user${++counter}-${randomUUID().slice(0, 6)}@example.com`;
+      const password = opts.password ?? 'correct-horse-battery';
+      const res = await http.post('/api/auth/register').send({ email, password });
+      if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return withToken(res.body.id, email, password, await login(email, password));
+    },
+    async superuser() {
+      const email = `admin${++counter}-${randomUUID().slice(0, 6)}@example.com`;
+      const password = 'admin-password-1';
+      const u = await insertUser(ctx.db, {
+        email,
+        hashed_password: await ctx.passwords.hash(password),
+        is_active: true,
+        is_superuser: true,
+        is_verified: true,
+        active_env_id: null,
+        tokens_valid_after: null,
+      });
+      return withToken(u.id, email, password, await login(email, password));
+    },
+    outbox() {
+      const dir = join(dataDir, 'outbox');
+      let files: string[] = [];
+      try {
+        files = readdirSync(dir).sort();
+      } catch {
+        return [];
+      }
+      return files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+    },
+    async close() {
+      await ctx.db.destroy();
+      await pgdb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
