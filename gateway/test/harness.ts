@@ -133,7 +133,7 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
     },
     outbox() {
       const dir = join(dataDir, 'outbox');
-      let files: string[] = [];
+      let files: string[];
       try {
         files = readdirSync(dir).sort();
       } catch {
