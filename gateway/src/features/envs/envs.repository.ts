@@ -82,3 +82,14 @@ export async function addEnvMember(db: Db, userId: string, envId: string, admin:
 function jsonOrNull(v: unknown): string | null {
   return v === null || v === undefined ? null : JSON.stringify(v);
 }
+
+/** A user's first environment becomes their active one (issue 2). */
+export async function setActiveEnvIfUnset(db: Db, userIds: string[], envId: string): Promise<void> {
+  if (!userIds.length) return;
+  await db
+    .updateTable('users')
+    .set({ active_env_id: envId, updated_at: new Date() })
+    .where('id', 'in', userIds)
+    .where('active_env_id', 'is', null)
+    .execute();
+}

@@ -4,7 +4,6 @@ import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { updateUser } from '../users/users.repository.js';
 import { splitBrokerSecret, toEnvRead } from './envs.mapper.js';
 import * as repo from './envs.repository.js';
 
@@ -84,7 +83,7 @@ export async function createEnv(ctx: GatewayContext, p: Principal, body: EnvCrea
         broker_secret: secret,
       });
       await repo.addEnvMember(trx, p.user.id, env.id, true);
-      if (!p.user.active_env_id) await updateUser(trx, p.user.id, { active_env_id: env.id });
+      await repo.setActiveEnvIfUnset(trx, [p.user.id], env.id);
       return env;
     });
     return toEnvRead(env);

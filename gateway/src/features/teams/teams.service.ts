@@ -5,7 +5,7 @@ import type { GatewayContext } from '../../context.js';
 import type { TeamRow } from '../../db/schema.js';
 import { conflict, invalid, notFound, unprocessable } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { addEnvMember } from '../envs/envs.repository.js';
+import { addEnvMember, setActiveEnvIfUnset } from '../envs/envs.repository.js';
 import * as repo from './teams.repository.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -109,7 +109,10 @@ export async function listMembers(ctx: GatewayContext, p: Principal, id: string)
   return rows.map((r) => ({ id: r.id, email: r.email, role: r.admin ? 'owner' : 'member' }));
 }
 
-/** Owners add members; a new member also joins the team's environment. */
+/**
+ * Owners add members; a new member also joins the team's environment, which
+ * becomes their active one if they had none.
+ */
 export async function addMembers(
   ctx: GatewayContext,
   p: Principal,
@@ -127,6 +130,7 @@ export async function addMembers(
   await ctx.db.transaction().execute(async (trx) => {
     await repo.addTeamMembers(trx, id, userIds, false);
     for (const u of userIds) await addEnvMember(trx, u, team.env_id, false);
+    await setActiveEnvIfUnset(trx, userIds, team.env_id);
   });
 }
 

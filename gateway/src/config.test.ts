@@ -1,0 +1,73 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from './config.js';
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'sluice-config-'));
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const dir = dataDir();
+    const c = loadConfig({ SLUICE_DATA_DIR: dir });
+    expect(c).toMatchObject({
+      port: 8080,
+      databaseUrl: undefined,
+      dataDir: dir,
+      tokenLifetimeS: 86400,
+      allowRegistration: true,
+      requireVerified: false,
+      deploymentMode: 'SELF_HOSTED',
+      smtpUrl: undefined,
+      passwordMinLength: 8,
+      clusterAdapter: 'embedded',
+    });
+  });
+
+  it('generates the JWT secret once, keeps it private in the data dir, and reuses it', () => {
+    const dir = dataDir();
+    const first = loadConfig({ SLUICE_DATA_DIR: dir });
+    const second = loadConfig({ SLUICE_DATA_DIR: dir });
+    expect(first.jwtSecret).toHaveLength(64);
+    expect(second.jwtSecret).toBe(first.jwtSecret);
+    expect(readFileSync(join(dir, 'jwt-secret'), 'utf8').trim()).toBe(first.jwtSecret);
+    expect(statSync(join(dir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+    expect(first.secretKey).not.toBe(first.jwtSecret);
+  });
+
+  it('uses given secrets and refuses short ones', () => {
+    const secret = 'x'.repeat(40);
+    expect(loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_JWT_SECRET: secret }).jwtSecret).toBe(secret);
+    expect(() => loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_JWT_SECRET: 'short' })).toThrow(ConfigError);
+  });
+
+  it('reads booleans, numbers and modes strictly', () => {
+    const c = loadConfig({
+      SLUICE_DATA_DIR: dataDir(),
+      PORT: '9000',
+      SLUICE_ALLOW_REGISTRATION: 'false',
+      SLUICE_REQUIRE_VERIFIED: 'yes',
+      SLUICE_DEPLOYMENT_MODE: 'cloud',
+      SLUICE_TOKEN_LIFETIME_S: '60',
+      SLUICE_CORS_ORIGINS: 'https://a.example, https://b.example',
+    });
+    expect(c).toMatchObject({
+      port: 9000,
+      allowRegistration: false,
+      requireVerified: true,
+      deploymentMode: 'CLOUD',
+      tokenLifetimeS: 60,
+      corsOrigins: ['https://a.example', 'https://b.example'],
+    });
+    expect(() => loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_ALLOW_REGISTRATION: 'maybe' })).toThrow(
+      /SLUICE_ALLOW_REGISTRATION/,
+    );
+    expect(() => loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_DEPLOYMENT_MODE: 'ONPREM' })).toThrow(
+      ConfigError,
+    );
+    expect(() => loadConfig({ SLUICE_DATA_DIR: dataDir(), PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_ADMIN_EMAIL: 'a@b.c' })).toThrow(
+      /SLUICE_ADMIN_PASSWORD/,
+    );
+  });
+});
