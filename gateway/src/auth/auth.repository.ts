@@ -35,6 +35,16 @@ export async function insertActionToken(
   await db.insertInto('action_tokens').values(row).execute();
 }
 
+/** Reads a token without using it up (to check the request before consuming it). */
+export function findActionToken(db: Db, tokenHash: string, purpose: 'reset' | 'verify') {
+  return db
+    .selectFrom('action_tokens')
+    .select(['user_id', 'expires_at'])
+    .where('token_hash', '=', tokenHash)
+    .where('purpose', '=', purpose)
+    .executeTakeFirst();
+}
+
 /** Consumes a single-use token: it is deleted by the same statement that reads it. */
 export function consumeActionToken(db: Db, tokenHash: string, purpose: 'reset' | 'verify') {
   return db

@@ -15,7 +15,7 @@ import { jwtVerifyOptions, type TokenClaims, type TokenService } from './tokens.
 export async function principalFromClaims(db: Db, claims: TokenClaims): Promise<Principal | undefined> {
   const row = await findPrincipalUser(db, claims.sub, claims.jti);
   if (!row || row.revoked || !row.is_active) return undefined;
-  if (row.tokens_valid_after && claims.iat < Math.floor(new Date(row.tokens_valid_after).getTime() / 1000)) {
+  if (row.tokens_valid_after && claims.iat * 1000 < new Date(row.tokens_valid_after).getTime()) {
     return undefined;
   }
   const { revoked: _revoked, ...user } = row;

@@ -30,8 +30,11 @@ export class TokenService {
   }
 
   issue(userId: string, kind: TokenKind, lifetimeS = this.defaultLifetimeS, jti: string = randomUUID()) {
-    const iat = Math.floor(Date.now() / 1000);
-    const exp = iat + lifetimeS;
+    // `iat` keeps milliseconds (a NumericDate may be fractional, RFC 7519 §2), so a
+    // password reset also ends the sessions opened earlier within the same second.
+    const nowMs = Date.now();
+    const iat = nowMs / 1000;
+    const exp = Math.floor(nowMs / 1000) + lifetimeS;
     const token = jwt.sign({ sub: userId, jti, iat, exp, kind }, this.key, {
       algorithm: JWT_ALGORITHM,
       issuer: JWT_ISSUER,

@@ -15,6 +15,11 @@ export interface MountOptions {
 }
 
 const formParser = express.urlencoded({ extended: false, limit: '64kb' });
+/** A form route reads only a form: a body in another encoding (JSON) counts as absent, so it is a 422. */
+const formOnly: RequestHandler = (req, _res, next) => {
+  if (!req.is('application/x-www-form-urlencoded')) req.body = undefined;
+  next();
+};
 
 function send(res: Response, reply: Reply): void {
   if (reply.headers) res.set(reply.headers);
@@ -27,7 +32,7 @@ function send(res: Response, reply: Reply): void {
 export function mountRoutes(router: Router, routes: AnyRoute[], opts: MountOptions): void {
   for (const r of routes) {
     const chain: RequestHandler[] = [];
-    if (r.bodyEncoding === 'form') chain.push(formParser);
+    if (r.bodyEncoding === 'form') chain.push(formParser, formOnly);
     if (r.auth === 'user') chain.push(opts.authenticate);
     if (r.before) chain.push(...r.before);
     chain.push(async (req: Request, res: Response, next) => {

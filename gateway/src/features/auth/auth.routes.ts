@@ -30,15 +30,14 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'public',
       summary: 'Register a user (404 when self-registration is off)',
       body: UserCreate,
+      // Disabled registration does not exist: 404 whatever the body, before validation.
+      before: [(_req, _res, next) => next(ctx.config.allowRegistration ? undefined : notFound())],
       responses: {
         201: { description: 'Registered', schema: UserRead },
         400: { description: 'REGISTER_USER_ALREADY_EXISTS or REGISTER_INVALID_PASSWORD' },
         404: { description: 'Registration is disabled' },
       },
-      handler: async ({ body }) => {
-        if (!ctx.config.allowRegistration) throw notFound();
-        return created(await auth.register(ctx, body));
-      },
+      handler: async ({ body }) => created(await auth.register(ctx, body)),
     }),
     route({
       method: 'post',

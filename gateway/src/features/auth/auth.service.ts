@@ -3,6 +3,7 @@ import type { BearerResponse, UserCreate, UserRead } from '@sluice/shared';
 import {
   consumeActionToken,
   deleteActionTokens,
+  findActionToken,
   insertActionToken,
   revokeToken,
 } from '../../auth/auth.repository.js';
@@ -76,11 +77,15 @@ export async function forgotPassword(ctx: GatewayContext, email: string): Promis
 }
 
 export async function resetPassword(ctx: GatewayContext, token: string, password: string): Promise<void> {
-  const row = await consumeActionToken(ctx.db, hashToken(token), 'reset');
+  const tokenHash = hashToken(token);
+  const row = await findActionToken(ctx.db, tokenHash, 'reset');
   if (!row || new Date(row.expires_at).getTime() < Date.now()) throw badRequest('RESET_PASSWORD_BAD_TOKEN');
   const user = await findUserById(ctx.db, row.user_id);
   if (!user || !user.is_active) throw badRequest('RESET_PASSWORD_BAD_TOKEN');
+  // A refused password leaves the token usable: the user retries with the same mail.
   ctx.passwords.check(password, 'RESET_PASSWORD_INVALID_PASSWORD', user.email);
+  // Single use: of two concurrent requests with one token, only one consumes it.
+  if (!(await consumeActionToken(ctx.db, tokenHash, 'reset'))) throw badRequest('RESET_PASSWORD_BAD_TOKEN');
   await setPassword(ctx, user.id, password, true);
 }
 
@@ -96,8 +101,8 @@ export async function setPassword(
 ) {
   const hashed_password = await ctx.passwords.hash(password);
   await deleteActionTokens(ctx.db, userId, 'reset');
-  // Whole seconds: JWT `iat` has no finer resolution.
-  const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+  // Milliseconds, like the tokens' `iat`: tokens issued before now die, later ones live.
+  const now = new Date();
   return updateUser(
     ctx.db,
     userId,

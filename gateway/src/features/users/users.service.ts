@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServiceAccountTokenCreate, UserRead, UserSafeUpdate } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
+import { deleteActionTokens } from '../../auth/auth.repository.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import type { UserPatch, UserRow } from '../../db/schema.js';
@@ -86,6 +87,8 @@ export async function updateUser(
     if ((err as { code?: string }).code === '23505') throw badRequest('UPDATE_USER_EMAIL_ALREADY_EXISTS');
     throw err;
   }
+  // Verification tokens were mailed to the old address: they must not verify the new one.
+  if (patch.email) await deleteActionTokens(ctx.db, target.id, 'verify');
   if (body.password) updated = await setPassword(ctx, target.id, body.password, false);
   if (!updated) throw notFound('User not found');
   return toUserRead(updated);
