@@ -10,6 +10,7 @@ import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
 import { authRoutes } from './features/auth/auth.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
+import { smtRoutes } from './features/smt/smt.routes.js';
 import { teamRoutes } from './features/teams/teams.routes.js';
 import { userRoutes } from './features/users/users.routes.js';
 import { errorHandler, notFound } from './http/errors.js';
@@ -26,6 +27,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...userRoutes(ctx),
     ...envRoutes(ctx),
     ...teamRoutes(ctx),
+    ...smtRoutes(),
   ];
 }
 

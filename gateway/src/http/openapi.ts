@@ -86,7 +86,7 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     if (parameters.length) op.parameters = parameters;
     if (r.body) {
       const type = r.bodyEncoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-      op.requestBody = { required: true, content: { [type]: { schema: ref(r.body) } } };
+      op.requestBody = { required: true, content: { [type]: { schema: ref(r.documentedBody ?? r.body) } } };
     }
     if (r.auth === 'user') op.security = [{ bearer: [] }];
     (paths[path] ??= {})[r.method] = op;

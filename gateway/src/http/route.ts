@@ -49,6 +49,11 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as documented, when it is richer than what ajv checks first
+   * (a library validates the rest and reports every issue at once).
+   */
+  documentedBody?: TSchema;
   /** `form` for the OAuth2 password form of login; JSON otherwise. */
   bodyEncoding?: 'json' | 'form';
   /** Honour the `Idempotency-Key` header (spec 4.10). */
