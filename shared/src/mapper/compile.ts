@@ -121,25 +121,52 @@ const concatenate = (first: unknown, parts: Part[], vals: unknown[]): string | u
   return out;
 };
 
-/** Writes the column into the row; returns the failure text, if any. */
-const fillColumn = (col: ColumnPlan, vals: unknown[], row: MapperRow): string | undefined => {
+// Failures of the row being built. apply() is synchronous and calls no user
+// code, so one slot serves every mapper; it is emptied by each row it fills.
+const failures: { text: string | undefined } = { text: undefined };
+
+const fail = (text: string): null => {
+  failures.text = failures.text === undefined ? text : `${failures.text}; ${text}`;
+  return null;
+};
+
+/** The column's value for one row; a failure is recorded and gives null. */
+const columnValue = (col: ColumnPlan, vals: unknown[]): unknown => {
   let v = partValue(col.main, vals);
   if (col.parts !== null) v = concatenate(v, col.parts, vals);
-  if (isMissing(v)) {
-    row[col.key] = null;
-    return col.nullable ? undefined : `${col.key}: missing value for a non-nullable column`;
-  }
-  if (col.transform === null) {
-    row[col.key] = v;
-    return undefined;
-  }
+  if (isMissing(v)) return col.nullable ? null : fail(`${col.key}: missing value for a non-nullable column`);
+  if (col.transform === null) return v;
   const out = col.transform(v);
-  if (out instanceof CastFailure) {
-    row[col.key] = null;
-    return `${col.key}: ${out.msg}`;
-  }
-  row[col.key] = out;
-  return undefined;
+  return out instanceof CastFailure ? fail(`${col.key}: ${out.msg}`) : out;
+};
+
+type RowBuilder = (vals: unknown[]) => MapperRow;
+
+/**
+ * Generates the row builder of a rule set: one object literal with the columns
+ * in rule order. Rows then share one hidden class, built without keyed stores,
+ * which is what makes both building and JSON.stringify of rows cheap. Keys are
+ * embedded as JSON string literals, valid and inert JavaScript for any text
+ * (`__proto__` is refused by validation, since a literal would treat it as the prototype).
+ */
+const compileRowBuilder = (columns: ColumnPlan[]): RowBuilder => {
+  const values = columns.map((_, i) => `const v${i} = value(cols[${i}], vals);`);
+  const literal = columns.map((c, i) => `${JSON.stringify(c.key)}: v${i}`).join(', ');
+  const body = `return function buildRow(vals) {
+    ${values.join('\n    ')}
+    const row = { ${literal} };
+    if (failures.text !== undefined) {
+      row[ERROR_KEY] = failures.text;
+      failures.text = undefined;
+    }
+    return row;
+  };`;
+  return new Function('cols', 'value', 'failures', 'ERROR_KEY', body)(
+    columns,
+    columnValue,
+    failures,
+    ERROR_KEY,
+  ) as RowBuilder;
 };
 
 /** Compiles a rule set; throws MapperConfigError listing every issue of an invalid one. */
@@ -160,16 +187,7 @@ export const compileMapper = (config: unknown): CompiledMapper => {
   const plain = sources.list.flatMap((s, i) => (s.read === null ? [] : [{ i, read: s.read }]));
   const wild = sources.list.flatMap((s, i) => (s.wild === null ? [] : [{ i, steps: s.wild }]));
 
-  const buildRow = (vals: unknown[]): MapperRow => {
-    const row: MapperRow = {};
-    let errors: string | undefined;
-    for (const col of columns) {
-      const failure = fillColumn(col, vals, row);
-      if (failure !== undefined) errors = errors === undefined ? failure : `${errors}; ${failure}`;
-    }
-    if (errors !== undefined) row[ERROR_KEY] = errors;
-    return row;
-  };
+  const buildRow = compileRowBuilder(columns);
 
   const expand = (message: unknown, vals: unknown[]): MapperRow[] => {
     const root = newNode();
@@ -192,6 +210,7 @@ export const compileMapper = (config: unknown): CompiledMapper => {
       try {
         return run(message);
       } catch (e) {
+        failures.text = undefined;
         // Only reachable with values JSON cannot hold (cycles, BigInt inside objects):
         // the message still yields a row, as rule 10 asks of every failure.
         const row: MapperRow = Object.fromEntries(columns.map((c) => [c.key, null]));

@@ -94,8 +94,10 @@ export const createEncryptor = (passphrase: string): Encryptor => {
       key ??= deriveKey(passphrase, salt);
       const nonce = nextNonce();
       const cipher = createCipheriv('aes-256-gcm', key, nonce);
-      const ct = cipher.update(plaintext, 'utf8', 'base64url') + cipher.final('base64url');
-      return `${prefix}${nonce.toString('base64url')}:${ct}:${cipher.getAuthTag().toString('base64url')}`;
+      // Buffers, not string output encodings: the cipher's string decoder costs more than the AES.
+      const ct = cipher.update(plaintext, 'utf8');
+      cipher.final();
+      return `${prefix}${nonce.toString('base64url')}:${ct.toString('base64url')}:${cipher.getAuthTag().toString('base64url')}`;
     },
     async prepare() {
       await deriveKeyAsync(passphrase, salt);

@@ -209,6 +209,39 @@ describe('properties', () => {
     );
   });
 
+  it('lists integer-like column names first, as every JavaScript object does', () => {
+    const [row] = map(
+      [
+        { key: 'b', static: 'x' },
+        { key: '2', static: 'y' },
+      ],
+      {},
+    );
+    expect(Object.keys(row ?? {})).toEqual(['2', 'b']);
+  });
+
+  it('any column name comes out as written, in rule order', () => {
+    const keys = fc.uniqueArray(
+      fc
+        .oneof(
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }),
+          fc.constantFrom('"', '\\', '}', '\u2028', '`${x}`', '1x'),
+        )
+        // Integer-like names are listed first by any JavaScript object (README, "Values").
+        .filter((k) => k !== 'error' && k !== '__proto__' && !/^(0|[1-9]\d*)$/.test(k)),
+      { minLength: 1, maxLength: 5 },
+    );
+    fc.assert(
+      fc.property(keys, (names) => {
+        const [row] = map(
+          names.map((key, i) => ({ key, static: String(i) })),
+          {},
+        );
+        expect(Object.entries(row ?? {})).toEqual(names.map((k, i) => [k, String(i)]));
+      }),
+    );
+  });
+
   it('a wildcard column over n distinct elements gives n rows, in order', () => {
     fc.assert(
       fc.property(

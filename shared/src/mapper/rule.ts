@@ -16,6 +16,8 @@ export type EncryptMethod = (typeof ENCRYPT_METHODS)[number];
 
 /** `error` carries the failures of a row, so no column may take that name. */
 export const ERROR_KEY = 'error';
+/** Column names a row cannot carry: `error`, and `__proto__`, which names an object's prototype. */
+export const RESERVED_KEYS = [ERROR_KEY, '__proto__'] as const;
 
 export interface ConcatenateEntry {
   path?: string | null;
@@ -60,7 +62,7 @@ export const mapperRuleSchema = {
   additionalProperties: false,
   required: ['key'],
   properties: {
-    key: { type: 'string', minLength: 1, not: { const: ERROR_KEY } },
+    key: { type: 'string', minLength: 1, not: { enum: [...RESERVED_KEYS] } },
     path: optionalString,
     static: optionalString,
     cast: optionalEnum(CAST_TYPES),

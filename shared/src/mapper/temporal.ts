@@ -157,7 +157,7 @@ export const SUPPORTED_DIRECTIVES = [...Object.keys(DIRECTIVES), ...Object.keys(
 
 export interface CompiledFormat {
   regex: RegExp;
-  /** Directive letter of each capture group, in order. */
+  /** Directive letters, in order; each names its capture group. */
   fields: string[];
 }
 
@@ -192,7 +192,8 @@ export const compileFormat = (format: string): FormatResult => {
     }
     if (fields.includes(d)) return { ok: false, msg: `Invalid cast_format: '%${d}' appears twice` };
     fields.push(d);
-    source += pattern;
+    // A named group per directive: the match then hands each field over by name.
+    source += `(?<${d}>${pattern.slice(1)}`;
   }
   return { ok: true, format: { regex: new RegExp(`^${source}$`, 'i'), fields } };
 };
@@ -206,9 +207,8 @@ const nameIndex = (list: string[], text: string): number => {
 export const parseWithFormat = (text: string, format: CompiledFormat): Temporal | string => {
   const m = format.regex.exec(text);
   if (m === null) return 'does not match the format';
-  const f: Record<string, string> = {};
-  format.fields.forEach((d, i) => (f[d] = m[i + 1] ?? ''));
-  const t: Temporal = { ...EPOCH };
+  const f: Partial<Record<string, string>> = m.groups ?? {};
+  const t: Temporal = { year: 1900, month: 1, day: 1, hour: 0, minute: 0, second: 0, micro: 0, offset: null };
   if (f.Y !== undefined) t.year = Number(f.Y);
   else if (f.y !== undefined) t.year = Number(f.y) + (Number(f.y) < 69 ? 2000 : 1900);
   const month = f.m ?? f.b ?? f.B;

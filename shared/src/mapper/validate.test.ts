@@ -50,6 +50,11 @@ describe('configuration validation', () => {
       { loc: [0, 'key'], msg: "'error' is reserved for the failures of a row", type: 'value_error' },
     ],
     [
+      '__proto__ as a key',
+      [{ key: '__proto__', path: 'a' }],
+      { loc: [0, 'key'], msg: "'__proto__' cannot name a column", type: 'value_error' },
+    ],
+    [
       'two rules with the same key',
       [ok, { key: 'x', path: 'x' }, { key: 'id', path: 'b' }],
       { loc: [2, 'key'], msg: "Duplicate key 'id' (also rule 0)", type: 'value_error' },

@@ -8,6 +8,7 @@ import {
   ENCRYPT_METHODS,
   ERROR_KEY,
   HASH_METHODS,
+  RESERVED_KEYS,
   TEMPORAL_CASTS,
   type MapperRule,
 } from './rule.js';
@@ -124,8 +125,14 @@ const checkRule = (rule: unknown, index: number, issues: Issues): void => {
   }
   checkUnknown(rule, RULE_FIELDS, loc, issues);
   if (rule.key === undefined) issues.push({ loc: [index, 'key'], msg: 'Field required', type: 'missing' });
-  else if (checkString(rule, 'key', loc, issues, 1) && rule.key === ERROR_KEY) {
-    const msg = `'${ERROR_KEY}' is reserved for the failures of a row`;
+  else if (
+    checkString(rule, 'key', loc, issues, 1) &&
+    (RESERVED_KEYS as readonly unknown[]).includes(rule.key)
+  ) {
+    const msg =
+      rule.key === ERROR_KEY
+        ? `'${ERROR_KEY}' is reserved for the failures of a row`
+        : `'${String(rule.key)}' cannot name a column`;
     issues.push({ loc: [index, 'key'], msg, type: 'value_error' });
   }
   checkPath(rule, loc, issues);

@@ -1,0 +1,198 @@
+// Mapper benchmark (issue 3, "Speed"): for each message shape, the pipeline a
+// worker runs (JSON.parse, map, JSON.stringify of every row) against the floor
+// (JSON.parse + JSON.stringify of the same messages) and against jq doing the
+// same mapping over newline-delimited messages. Usage:
+//   npm run build && npm run bench:mapper [-- --seconds 2 --json]
+//
+// Each rule set is measured in a fresh process, as a worker runs one rule set:
+// in a shared process the first rule set's type feedback slows the next ones,
+// which would charge one shape for another. Within a process the mapper and the
+// floor alternate in short slices, so drift of a shared machine hits both alike.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SHAPES, rng } from './shapes.js';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at === -1 ? fallback : args[at + 1];
+};
+const SECONDS = Number(option('--seconds', '2'));
+const MESSAGES = 2000; // distinct messages per shape, cycled through during a measurement
+const SLICES = 4;
+
+const loadShared = async () => {
+  try {
+    return await import('@sluice/shared');
+  } catch (e) {
+    console.error(`Cannot import @sluice/shared (${e.message}).\nBuild it first: npm run build`);
+    process.exit(1);
+  }
+};
+
+const messagesOf = (shape) => {
+  const r = rng(42);
+  return Array.from({ length: MESSAGES }, (_, i) => JSON.stringify(shape.message(r, i)));
+};
+
+// --- worker: one shape, one rule set, one process ------------------------------
+
+const worker = async (shapeId, variant) => {
+  const { compileMapper, mapperCryptoStats } = await loadShared();
+  const shape = SHAPES.find((s) => s.id === shapeId);
+  const lines = messagesOf(shape);
+  const mapper = compileMapper(shape[variant]);
+  let sink = 0; // keeps the engine from discarding work whose result is unused
+  const floor = (line) => {
+    sink += JSON.stringify(JSON.parse(line)).length;
+    return 1;
+  };
+  const map = (line) => {
+    const rows = mapper.apply(JSON.parse(line));
+    for (const row of rows) sink += JSON.stringify(row).length;
+    return rows.length;
+  };
+  const run = (fn, ms) => {
+    let [messages, rows] = [0, 0];
+    const start = performance.now();
+    let now = start;
+    while (now - start < ms) {
+      for (const line of lines) rows += fn(line);
+      messages += lines.length;
+      now = performance.now();
+    }
+    return { messages, rows, ms: now - start };
+  };
+  run(floor, 300); // warm-up: let the JIT settle before counting
+  run(map, 300);
+  const total = { floor: { messages: 0, rows: 0, ms: 0 }, mapper: { messages: 0, rows: 0, ms: 0 } };
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const [name, fn] of [
+      ['floor', floor],
+      ['mapper', map],
+    ]) {
+      const r = run(fn, (SECONDS * 1000) / SLICES);
+      for (const k of ['messages', 'rows', 'ms']) total[name][k] += r[k];
+    }
+  }
+  const rate = (t) => ({ messagesPerSec: (t.messages * 1000) / t.ms, rowsPerSec: (t.rows * 1000) / t.ms });
+  const out = {
+    floor: rate(total.floor),
+    mapper: rate(total.mapper),
+    keyDerivations: mapperCryptoStats().keyDerivations,
+  };
+  process.stdout.write(JSON.stringify({ ...out, sink: sink % 7 }));
+};
+
+// --- main: every shape in its own process, then jq ------------------------------
+
+const measureInProcess = (shapeId, variant) => {
+  const child = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--worker', shapeId, variant, '--seconds', String(SECONDS)],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  if (child.status !== 0) process.exit(child.status ?? 1);
+  return JSON.parse(child.stdout);
+};
+
+const hasJq = spawnSync('jq', ['--version']).status === 0;
+
+/** jq over about 20,000 messages in one process (start-up amortised); messages per second. */
+const measureJq = (dir, shape, lines) => {
+  const file = join(dir, `${shape.id}.ndjson`);
+  const copies = Math.max(1, Math.round(20000 / lines.length));
+  writeFileSync(file, Array.from({ length: copies }, () => lines.join('\n')).join('\n') + '\n');
+  const start = performance.now();
+  const out = spawnSync('sh', ['-c', `jq -c "$0" < "$1" > /dev/null`, shape.jq, file], { encoding: 'utf8' });
+  const ms = performance.now() - start;
+  if (out.status !== 0) throw new Error(`jq failed: ${out.stderr}`);
+  return (lines.length * copies * 1000) / ms;
+};
+
+/** The jq program must give the mapper's rows, or the comparison means nothing. */
+const jqAgrees = (shape, lines, compileMapper) => {
+  const sample = lines.slice(0, 20);
+  const out = spawnSync('jq', ['-c', shape.jq], { input: sample.join('\n') + '\n', encoding: 'utf8' });
+  const jqRows = out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const mapper = compileMapper(shape.rules);
+  return JSON.stringify(jqRows) === JSON.stringify(sample.flatMap((l) => mapper.apply(JSON.parse(l))));
+};
+
+const main = async () => {
+  const { compileMapper } = await loadShared();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const results = [];
+  try {
+    for (const shape of SHAPES) {
+      const lines = messagesOf(shape);
+      const m = measureInProcess(shape.id, 'rules');
+      const result = {
+        shape: shape.name,
+        bytesPerMessage: Math.round(lines.reduce((n, l) => n + l.length, 0) / lines.length),
+        mapper: m.mapper,
+        floor: m.floor,
+        ofFloor: m.mapper.messagesPerSec / m.floor.messagesPerSec,
+        keyDerivations: m.keyDerivations,
+      };
+      if (hasJq) {
+        result.jqMessagesPerSec = measureJq(dir, shape, lines);
+        result.vsJq = m.mapper.messagesPerSec / result.jqMessagesPerSec;
+        result.jqSameRows = shape.jqEquivalent
+          ? jqAgrees(shape, lines, compileMapper)
+          : 'n/a, jq has no hash or cipher';
+      }
+      if (shape.plainRules) {
+        // Compared as fractions of each process's own floor, which cancels drift between the two processes.
+        const plain = measureInProcess(shape.id, 'plainRules');
+        result.plainColumn = plain.mapper;
+        result.encryptedVsPlain = plain.mapper.messagesPerSec / plain.floor.messagesPerSec / result.ofFloor;
+      }
+      results.push(result);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report(results);
+};
+
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const pct = (x) => `${(x * 100).toFixed(0)}%`;
+
+const report = (results) => {
+  if (args.includes('--json')) {
+    console.log(JSON.stringify({ node: process.version, seconds: SECONDS, results }, null, 1));
+    return;
+  }
+  console.log(`Mapper benchmark: Node ${process.version}, one thread, ${SECONDS}s per measurement\n`);
+  for (const x of results) {
+    console.log(`${x.shape} (${x.bytesPerMessage} B/message)`);
+    console.log(
+      `  mapper pipeline  ${fmt(x.mapper.messagesPerSec)} messages/s, ${fmt(x.mapper.rowsPerSec)} rows/s`,
+    );
+    console.log(`  floor            ${fmt(x.floor.messagesPerSec)} messages/s (JSON.parse + JSON.stringify)`);
+    console.log(`  mapper / floor   ${pct(x.ofFloor)}`);
+    if (x.jqMessagesPerSec !== undefined) {
+      console.log(`  jq               ${fmt(x.jqMessagesPerSec)} messages/s (same rows: ${x.jqSameRows})`);
+      console.log(`  mapper / jq      ${x.vsJq.toFixed(1)}x`);
+    }
+    if (x.encryptedVsPlain !== undefined) {
+      console.log(
+        `  same rules, encrypted column left plain: ${fmt(x.plainColumn.messagesPerSec)} messages/s`,
+      );
+      console.log(`  encrypted / plain cost  ${x.encryptedVsPlain.toFixed(2)}x`);
+      console.log(`  PBKDF2 derivations in that process: ${x.keyDerivations}`);
+    }
+    console.log('');
+  }
+  if (!hasJq) console.log('jq not found: the jq comparison was skipped.');
+};
+
+if (args[0] === '--worker') await worker(args[1], args[2]);
+else await main();
