@@ -24,12 +24,11 @@ run: build
 # The whole suite against a real PostgreSQL server (installed and started when
 # none is reachable) and against PGlite.
 test: build
-	npm run lint
+	npm run check:static
 	scripts/with-postgres.sh npm test
 
 lint: install
-	npm run lint
-	npm run format:check
+	npm run check:static
 
 bench: build
 	npm run bench:api
