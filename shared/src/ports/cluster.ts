@@ -46,11 +46,31 @@ export interface ListResult<T extends ClusterObject = ClusterObject> {
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
+/** Raised when an object does not exist (HTTP 404 in Kubernetes). */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+/** Raised by create when the name is taken (HTTP 409 AlreadyExists in Kubernetes). */
+export class AlreadyExistsError extends Error {
+  override readonly name = 'AlreadyExistsError';
+}
 /** Raised when a watch asks for a resourceVersion that was compacted (HTTP 410). */
 export class ExpiredError extends Error {
   override readonly name = 'ExpiredError';
 }
 
+/**
+ * Semantics every adapter honours (the contract suite checks them):
+ * - resourceVersion is one cluster-wide, strictly increasing counter (as
+ *   etcd's revision); every write of any object takes the next value;
+ * - generation starts at 1 and grows only when `spec` changes;
+ * - `update` with a stale `metadata.resourceVersion` throws ConflictError;
+ * - `delete` of an object with finalizers only sets `deletionTimestamp`
+ *   (MODIFIED); it disappears (DELETED) when an update removes the last one;
+ * - `watch` delivers, in resourceVersion order and exactly once, every event
+ *   after the given version; a version older than the retained history throws
+ *   ExpiredError, and the caller relists.
+ */
 export interface ClusterPort {
   /** `embedded` or `kubernetes`; shown by /healthchecks/k8s and /config/deployment. */
   readonly adapter: 'embedded' | 'kubernetes';
@@ -72,20 +92,20 @@ export interface ClusterPort {
   create<T extends ClusterObject>(object: T): Promise<T>;
   /** Replaces spec/metadata; a stale `metadata.resourceVersion` is a ConflictError. */
   update<T extends ClusterObject>(object: T): Promise<T>;
-  /** JSON merge patch of the main resource (never its status). */
+  /** JSON merge patch (RFC 7386) of metadata and spec (never status); throws NotFoundError. */
   patch<T extends ClusterObject>(
     kind: SluiceKind,
     namespace: string,
     name: string,
     patch: unknown,
   ): Promise<T>;
-  /** JSON merge patch of the status subresource only. */
+  /** JSON merge patch of the status subresource only; generation is unchanged. */
   patchStatus<T extends ClusterObject>(
     kind: SluiceKind,
     namespace: string,
     name: string,
     status: unknown,
   ): Promise<T>;
-  /** Marks for deletion; the object goes once its finalizers are removed. */
+  /** Marks for deletion; the object goes once its finalizers are removed. Throws NotFoundError. */
   delete(kind: SluiceKind, namespace: string, name: string): Promise<void>;
 }
