@@ -147,6 +147,8 @@ export const SHAPES = [
     rules: FLAT_FIELDS.map((f) => ({ key: f, path: `after|${f}` })),
     jq: `{${jqCopies(FLAT_FIELDS.map((f) => [f, `.after.${f}`]))}}`,
     jqEquivalent: true,
+    jqMessages: 20000,
+    target: { ofFloor: 0.5 },
   },
   {
     name: 'nested order, 2 arrays x 10',
@@ -157,6 +159,8 @@ export const SHAPES = [
       NESTED_COLUMNS.map(([key, , expr]) => [key, expr]),
     )}}`,
     jqEquivalent: true,
+    jqMessages: 6000,
+    target: { ofFloor: 0.25 },
   },
   {
     name: '1 KB record, hash+encrypt+3 casts',
@@ -168,5 +172,8 @@ export const SHAPES = [
     // email and ssn as they are, so jq does less work than the mapper here.
     jq: `{id, email_sha256: .email, ssn, amount: (.amount | tonumber), active: (.active | ascii_downcase | . == "yes" or . == "true" or . == "1"), signed_at: (.signed_at | strptime("%Y-%m-%d %H:%M:%S") | strftime("%Y-%m-%dT%H:%M:%S")), name, street: .address.street, city: .address.city, comment, description, agent: .meta.agent}`,
     jqEquivalent: false,
+    jqMessages: 16000,
+    // No floor target for this shape: its targets are 4x jq and encryption at most 2x plain.
+    target: { ofFloor: 0 },
   },
 ];
