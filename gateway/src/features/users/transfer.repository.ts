@@ -1,13 +1,18 @@
 import type { Db } from '../../db/database.js';
 
-/** Everything the export document holds, in one consistent read (caller opens the transaction). */
+/**
+ * Everything the export document holds, in one consistent read (caller opens the transaction).
+ * Service accounts are not in the document, so neither are their memberships: the
+ * document must only reference users it contains.
+ */
 export async function readAll(db: Db) {
+  const people = db.selectFrom('users').select('id').where('is_service_account', '=', false);
   const [users, envs, teams, envMembers, teamMembers] = await Promise.all([
     db.selectFrom('users').selectAll().where('is_service_account', '=', false).orderBy('email').execute(),
     db.selectFrom('envs').selectAll().orderBy('name').execute(),
     db.selectFrom('teams').selectAll().orderBy('name').execute(),
-    db.selectFrom('env_members').selectAll().execute(),
-    db.selectFrom('team_members').selectAll().execute(),
+    db.selectFrom('env_members').selectAll().where('user_id', 'in', people).execute(),
+    db.selectFrom('team_members').selectAll().where('user_id', 'in', people).execute(),
   ]);
   return { users, envs, teams, envMembers, teamMembers };
 }
