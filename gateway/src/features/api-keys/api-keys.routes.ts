@@ -43,6 +43,7 @@ export function apiKeyRoutes(ctx: GatewayContext): AnyRoute[] {
       summary: 'List organisation API keys, without the keys (superuser)',
       responses: {
         200: { description: 'Keys', schema: ApiKeyList },
+        400: selfHostedOnly,
         403: { description: 'Not a superuser' },
       },
       handler: async ({ principal }) => {
@@ -59,6 +60,7 @@ export function apiKeyRoutes(ctx: GatewayContext): AnyRoute[] {
       params: IdParams,
       responses: {
         204: { description: 'Revoked' },
+        400: selfHostedOnly,
         403: { description: 'Not a superuser' },
         404: { description: 'No such key' },
       },

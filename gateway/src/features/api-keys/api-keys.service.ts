@@ -74,11 +74,13 @@ export async function createApiKey(ctx: GatewayContext, p: Principal, body: ApiK
 }
 
 export async function listApiKeys(ctx: GatewayContext) {
+  requireSelfHosted(ctx);
   return (await repo.listApiKeys(ctx.db)).map(toApiKeyRead);
 }
 
 /** Revoking deactivates the key's user, so tokens already exchanged stop too. */
 export async function revokeApiKey(ctx: GatewayContext, id: string): Promise<void> {
+  requireSelfHosted(ctx);
   const row = await repo.findApiKey(ctx.db, id);
   if (!row) throw notFound('API key not found');
   await ctx.db.transaction().execute(async (trx) => {
