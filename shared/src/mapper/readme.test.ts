@@ -38,7 +38,7 @@ describe('README examples', () => {
     expect(examples.length).toBeGreaterThanOrEqual(30);
   });
 
-  it.each(examples.map((e) => [e.title, e]))('%s', (_, example) => {
+  it.each(examples.map((e) => [e.title, e] as [string, (typeof examples)[number]]))('%s', (_, example) => {
     const rows = compileMapper(example.config).apply(example.message);
     const expected = example.rows as Record<string, unknown>[];
     // Encrypted cells differ on every run: decrypt them and compare the plaintext.
