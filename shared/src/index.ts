@@ -7,3 +7,4 @@ export * from './crypto/secret-box.js';
 export * from './ports/cluster.js';
 export * from './ports/worker-runtime.js';
 export * from './mapper/index.js';
+export * from './connectors/index.js';

@@ -1,0 +1,194 @@
+import { Ajv2020 as Ajv, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { requireConnectorType, type ConnectorTypeDef } from './registry.js';
+import { isSecretSchema, SECRET_KEYWORD } from './secret.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** One problem of a configuration, shaped like a 422 body item; `loc` is relative to `json_configuration`. */
+export interface ConnectorConfigIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+// JSON Schema 2020-12 (the dialect of OpenAPI 3.1; it has `dependentRequired`).
+// Strict mode catches misspelt keywords in the schemas; `x-secret` is ours.
+const options = {
+  allErrors: true,
+  verbose: true,
+  strict: true,
+  strictRequired: false,
+  strictTypes: false,
+} as const;
+const checker = addFormats(new Ajv(options));
+const defaulter = addFormats(new Ajv({ ...options, allErrors: false, useDefaults: true }));
+for (const ajv of [checker, defaulter]) ajv.addKeyword({ keyword: SECRET_KEYWORD, schemaType: 'boolean' });
+
+/** `$id`s name OpenAPI components; ajv must not register them (the same one recurs in every schema). */
+function withoutIds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutIds);
+  if (schema && typeof schema === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema)) if (k !== '$id') out[k] = withoutIds(v);
+    return out;
+  }
+  return schema;
+}
+
+const compiledChecks = new Map<string, ValidateFunction>();
+const compiledDefaults = new Map<string, ValidateFunction>();
+function compiled(def: ConnectorTypeDef, ajv: Ajv, cache: Map<string, ValidateFunction>): ValidateFunction {
+  let fn = cache.get(def.type);
+  if (!fn) cache.set(def.type, (fn = ajv.compile(withoutIds(def.schema) as object)));
+  return fn;
+}
+
+/** Compiles the schema of a type (throws on a schema ajv refuses); for tests and start-up checks. */
+export function compileConnectorSchema(type: string): ValidateFunction {
+  return compiled(requireConnectorType(type), checker, compiledChecks);
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  required: 'missing',
+  dependentRequired: 'missing',
+  additionalProperties: 'extra_forbidden',
+  format: 'value_error',
+  minLength: 'string_too_short',
+  maxLength: 'string_too_long',
+  pattern: 'string_pattern_mismatch',
+  enum: 'enum',
+  const: 'literal_error',
+  minimum: 'greater_than_equal',
+  maximum: 'less_than_equal',
+  minItems: 'too_short',
+  maxItems: 'too_long',
+  maxProperties: 'too_long',
+  uniqueItems: 'value_error',
+};
+
+const SECRET_SHAPE = 'a string or a secret reference {"valueFrom": {"secretKeyRef": {"name": …, "key": …}}}';
+
+function message(e: ErrorObject): string {
+  switch (e.keyword) {
+    case 'required':
+      return 'Field required';
+    case 'dependentRequired':
+      return `Field required when '${String(e.params.property)}' is set`;
+    case 'additionalProperties':
+      return 'Extra inputs are not permitted';
+    case 'format':
+      return `Value is not a valid ${String(e.params.format)}`;
+    case 'enum':
+      return `Input should be one of: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `Input should be of type ${String(e.params.type)}`;
+    case 'minimum':
+      return `Input should be greater than or equal to ${String(e.params.limit)}`;
+    case 'maximum':
+      return `Input should be less than or equal to ${String(e.params.limit)}`;
+    default:
+      return e.message ? e.message.charAt(0).toUpperCase() + e.message.slice(1) : 'Invalid value';
+  }
+}
+
+function locOf(instancePath: string): (string | number)[] {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * ajv's errors → issues a user can act on: a secret field reports the branch
+ * its value aimed at (inline string or reference), conditional requirements
+ * say which value made the field required.
+ */
+function toIssues(def: ConnectorTypeDef, errors: ErrorObject[]): ConnectorConfigIssue[] {
+  const issues: ConnectorConfigIssue[] = [];
+  const dropped = new Set<ErrorObject>();
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf') continue;
+    dropped.add(e);
+    const branch = (i: number) => `${e.schemaPath}/${i}/`;
+    const inside = errors.filter((x) => x !== e && x.schemaPath.startsWith(`${e.schemaPath}/`));
+    let keep: string | undefined;
+    if (isSecretSchema(e.parentSchema)) {
+      if (typeof e.data === 'string') keep = branch(0);
+      else if (isPlainObject(e.data)) keep = branch(1);
+    }
+    for (const x of inside) if (!keep || !x.schemaPath.startsWith(keep)) dropped.add(x);
+    if (!keep) {
+      issues.push({
+        loc: locOf(e.instancePath),
+        msg: isSecretSchema(e.parentSchema)
+          ? `Input should be ${SECRET_SHAPE}`
+          : 'Input matches none of the allowed shapes',
+        type: isSecretSchema(e.parentSchema) ? 'string_type' : 'value_error',
+      });
+    }
+  }
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (dropped.has(e) || e.keyword === 'if') continue;
+    const loc = locOf(e.instancePath);
+    let msg = message(e);
+    if (e.keyword === 'required' || e.keyword === 'dependentRequired')
+      loc.push(String(e.params.missingProperty));
+    if (e.keyword === 'additionalProperties') loc.push(String(e.params.additionalProperty));
+    if (e.keyword === 'required' && e.schemaPath.endsWith('/then/required')) {
+      const rule = errors.find(
+        (x) => x.keyword === 'if' && x.schemaPath === e.schemaPath.replace(/\/then\/required$/, '/if'),
+      );
+      const cond = (rule?.parentSchema as { if?: { properties?: Record<string, unknown> } } | undefined)?.if
+        ?.properties;
+      const field = cond ? Object.keys(cond)[0] : undefined;
+      if (field) {
+        const value = isPlainObject(rule?.data) ? rule.data[field] : undefined;
+        const fallback = (def.schema.properties[field] as { default?: unknown } | undefined)?.default;
+        msg =
+          value !== undefined
+            ? `Field required when '${field}' is ${JSON.stringify(value)}`
+            : `Field required when '${field}' is ${JSON.stringify(fallback)} (the default)`;
+      }
+    }
+    const type =
+      e.keyword === 'type' ? `${String(e.params.type)}_type` : (TYPE_NAMES[e.keyword] ?? 'value_error');
+    const key = JSON.stringify(loc) + type;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ loc, msg, type });
+  }
+  return issues;
+}
+
+/**
+ * Checks a `json_configuration` against its type's schema; every problem is
+ * reported. Throws `UnknownConnectorTypeError` for an unknown type. Does not
+ * change `config`.
+ */
+export function validateConnectorConfig(type: string, config: unknown): ConnectorConfigIssue[] {
+  const def = requireConnectorType(type);
+  const validate = compiled(def, checker, compiledChecks);
+  return validate(config) ? [] : toIssues(def, validate.errors ?? []);
+}
+
+/** A copy of `config` with the schema's defaults filled in (ports, SSL modes, …). */
+export function withConnectorDefaults<T>(type: string, config: T): T {
+  const copy = structuredClone(config);
+  compiled(requireConnectorType(type), defaulter, compiledDefaults)(copy);
+  return copy;
+}
+
+/** Names of the secret fields of a type's configuration (spec 2.14). */
+export function secretPaths(type: string): string[] {
+  const props = requireConnectorType(type).schema.properties as Record<string, unknown>;
+  return Object.entries(props)
+    .filter(([, schema]) => isSecretSchema(schema))
+    .map(([name]) => name);
+}
