@@ -52,7 +52,6 @@ interface ColumnPlan {
 }
 
 interface SourcePlan {
-  path: string;
   read: ((message: unknown) => unknown) | null;
   wild: WildSteps | null;
 }
@@ -66,17 +65,18 @@ class SourceTable {
   /** Index of the source for `path`, shared by every rule and entry that reads it. */
   add(path: string | null | undefined): number {
     if (path === undefined || path === null || path === '') return NO_SOURCE;
-    const known = this.byPath.get(path);
-    if (known !== undefined) return known;
     const parsed = parsePath(path);
     if (!parsed.ok) throw new Error(parsed.msg); // validated before; unreachable
+    // By segments, so `items|*|sku` and `$.items[*].sku` are one source.
+    const id = JSON.stringify(parsed.segments);
+    const known = this.byPath.get(id);
+    if (known !== undefined) return known;
     const wild = parsed.segments.includes(WILDCARD);
     this.list.push({
-      path,
       read: wild ? null : compileReader(parsed.segments),
       wild: wild ? compileWildSteps(parsed.segments) : null,
     });
-    this.byPath.set(path, this.list.length - 1);
+    this.byPath.set(id, this.list.length - 1);
     return this.list.length - 1;
   }
 }

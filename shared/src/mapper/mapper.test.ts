@@ -51,6 +51,7 @@ describe('reading values', () => {
       [
         { key: 'x', path: 'a' },
         { key: 'y', path: 'a', hash_method: 'md5' },
+        { key: 'z', path: '$.a' },
       ],
       message,
     );
