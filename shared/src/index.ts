@@ -5,6 +5,7 @@ export * from './schemas/common.js';
 export * from './schemas/identity.js';
 export * from './crypto/secret-box.js';
 export * from './ports/cluster.js';
+export * from './cluster/index.js';
 export * from './ports/worker-runtime.js';
 export * from './mapper/index.js';
 export * from './connectors/index.js';

@@ -4,6 +4,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import { Migrator, type Migration } from 'kysely/migration';
 import pg from 'pg';
 import * as identity from './migrations/2026-11-23-0001-identity.js';
+import * as cluster from './migrations/2026-11-23-0002-cluster.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -17,6 +18,7 @@ export interface DatabaseHandle {
 // Listed here, in order; each file is frozen once released.
 const migrations: Record<string, Migration> = {
   '2026-11-23-0001-identity': identity,
+  '2026-11-23-0002-cluster': cluster,
 };
 
 /**
