@@ -8,6 +8,7 @@ import { createAuthenticator } from './auth/authenticate.js';
 import type { GatewayContext } from './context.js';
 import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
 import { authRoutes } from './features/auth/auth.routes.js';
+import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
 import { smtRoutes } from './features/smt/smt.routes.js';
@@ -28,6 +29,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...envRoutes(ctx),
     ...teamRoutes(ctx),
     ...smtRoutes(),
+    ...connectorTypeRoutes(),
   ];
 }
 
