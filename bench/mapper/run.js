@@ -2,7 +2,7 @@
 // worker runs (JSON.parse, map, JSON.stringify of every row) against the floor
 // (JSON.parse + JSON.stringify of the same messages) and against jq doing the
 // same mapping over newline-delimited messages. Usage:
-//   npm run build && npm run bench:mapper [-- --seconds 2 --runs 3 --json]
+//   npm run build && npm run bench:mapper [-- --seconds 2 --runs 3 --shape wide --json]
 //
 // Each rule set is measured in a fresh process, as a worker runs one rule set:
 // in a shared process the first rule set's type feedback slows the next ones,
@@ -22,6 +22,8 @@ const option = (name, fallback) => {
   return at === -1 ? fallback : args[at + 1];
 };
 const SECONDS = Number(option('--seconds', '2'));
+const ONLY = option('--shape', null); // flat, nested or wide
+const CHOSEN = SHAPES.filter((s) => ONLY === null || s.id === ONLY);
 const MESSAGES = 2000; // distinct messages per shape, cycled through during a measurement
 // Short alternating slices: a burst of load from elsewhere hits the mapper and the floor alike.
 const SLICES = Math.max(4, Math.round(SECONDS * 5));
@@ -129,7 +131,7 @@ const jqAgrees = (shape, lines, compileMapper) => {
 
 /** One pass over every shape. */
 const measureAll = (dir) =>
-  SHAPES.map((shape) => {
+  CHOSEN.map((shape) => {
     const lines = messagesOf(shape);
     // jq runs just before and just after the mapper's process, and the two are averaged.
     const jqBefore = hasJq ? measureJq(dir, shape, lines) : 0;
@@ -171,7 +173,7 @@ const main = async () => {
     rmSync(dir, { recursive: true, force: true });
   }
   // Per shape and figure: the median over the passes, and the range.
-  const results = SHAPES.map((shape, k) => {
+  const results = CHOSEN.map((shape, k) => {
     const lines = messagesOf(shape);
     const figures = {};
     for (const name of Object.keys(passes[0][k])) {

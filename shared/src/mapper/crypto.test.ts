@@ -19,7 +19,8 @@ describe('encryption', () => {
 
   it('writes a self-describing value that decrypts with the passphrase alone', () => {
     const value = encrypt(mapper, 'Ada Lovelace');
-    expect(value).toMatch(/^enc:v1:[\w-]{22}:[\w-]{16}:[\w-]+:[\w-]{22}$/);
+    // 12-byte nonce + 12-byte ciphertext + 16-byte tag = 40 bytes, 54 base64url characters.
+    expect(value).toMatch(/^enc:v1:[\w-]{22}:[\w-]{54}$/);
     expect(isEncryptedValue(value)).toBe(true);
     expect(decryptValue(value, 'correct horse')).toBe('Ada Lovelace');
   });
@@ -51,10 +52,17 @@ describe('encryption', () => {
     const value = encrypt(mapper, 'secret');
     expect(() => decryptValue(value, 'wrong')).toThrow(MapperDecryptError);
     expect(() => decryptValue(value, 'wrong')).toThrow('wrong passphrase, or the value was altered');
-    const parts = value.split(':');
-    const ct = parts[4] ?? '';
-    parts[4] = (ct[0] === 'A' ? 'B' : 'A') + ct.slice(1);
-    expect(() => decryptValue(parts.join(':'), 'correct horse')).toThrow(MapperDecryptError);
+    // Flip one bit of the ciphertext: the tag no longer matches.
+    const [head, data = ''] = [
+      value.slice(0, value.lastIndexOf(':') + 1),
+      value.slice(value.lastIndexOf(':') + 1),
+    ];
+    const bytes = Buffer.from(data, 'base64url');
+    bytes[14] = (bytes[14] ?? 0) ^ 1;
+    expect(() => decryptValue(head + bytes.toString('base64url'), 'correct horse')).toThrow(
+      'wrong passphrase, or the value was altered',
+    );
+    expect(() => decryptValue(value.slice(0, -30), 'correct horse')).toThrow('not an encrypted mapper value');
     expect(() => decryptValue('plain text', 'correct horse')).toThrow('not an encrypted mapper value');
     expect(() => decryptValue(value.replace('enc:v1', 'enc:v2'), 'correct horse')).toThrow(
       MapperDecryptError,

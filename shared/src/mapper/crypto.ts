@@ -1,7 +1,9 @@
 // Column encryption (spec 2.10 rule 12): AES-256-GCM with a random 96-bit
 // nonce per value and a key derived from the passphrase with PBKDF2-SHA256.
 // The output is one self-describing string,
-//   enc:v1:<salt>:<nonce>:<ciphertext>:<tag>   (each part base64url, no padding)
+//   enc:v1:<salt>:<data>   with data = nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes)
+// (salt and data base64url without padding; nonce and tag have fixed sizes, so
+// one encoding of the three does, which saves a third of the encoding cost),
 // so that the passphrase alone decrypts it; `v1` fixes the algorithm, PBKDF2
 // iteration count and sizes. PBKDF2 is deliberately slow, so the salt is
 // chosen once per compiled rule set and its key derived once, then cached by
@@ -97,7 +99,7 @@ export const createEncryptor = (passphrase: string): Encryptor => {
       // Buffers, not string output encodings: the cipher's string decoder costs more than the AES.
       const ct = cipher.update(plaintext, 'utf8');
       cipher.final();
-      return `${prefix}${nonce.toString('base64url')}:${ct.toString('base64url')}:${cipher.getAuthTag().toString('base64url')}`;
+      return prefix + Buffer.concat([nonce, ct, cipher.getAuthTag()]).toString('base64url');
     },
     async prepare() {
       await deriveKeyAsync(passphrase, salt);
@@ -105,38 +107,40 @@ export const createEncryptor = (passphrase: string): Encryptor => {
   };
 };
 
-const B64URL = /^[A-Za-z0-9_-]*$/;
-const decodedLength = (b64: string): number => Math.floor((b64.length * 3) / 4);
+const B64URL = /^[A-Za-z0-9_-]+$/;
+/** Bytes a base64url text without padding decodes to; null for a length no encoder writes. */
+const decodedLength = (b64: string): number | null =>
+  b64.length % 4 === 1 ? null : Math.floor((b64.length * 3) / 4);
+
+const partsOf = (value: string): { salt: string; data: string } | null => {
+  if (!value.startsWith(ENCRYPTED_PREFIX)) return null;
+  const parts = value.slice(ENCRYPTED_PREFIX.length).split(':');
+  const [salt = '', data = ''] = parts;
+  if (parts.length !== 2 || !B64URL.test(salt) || !B64URL.test(data)) return null;
+  if (decodedLength(salt) !== SALT_BYTES) return null;
+  const dataBytes = decodedLength(data);
+  return dataBytes !== null && dataBytes >= NONCE_BYTES + TAG_BYTES ? { salt, data } : null;
+};
 
 /** True when the string has the shape of an encrypted value (it may still fail to decrypt). */
-export const isEncryptedValue = (value: string): boolean => {
-  if (!value.startsWith(ENCRYPTED_PREFIX)) return false;
-  const parts = value.slice(ENCRYPTED_PREFIX.length).split(':');
-  if (parts.length !== 4 || !parts.every((p) => B64URL.test(p))) return false;
-  const [salt = '', nonce = '', , tag = ''] = parts;
-  return (
-    decodedLength(salt) === SALT_BYTES &&
-    decodedLength(nonce) === NONCE_BYTES &&
-    decodedLength(tag) === TAG_BYTES
-  );
-};
+export const isEncryptedValue = (value: string): boolean => partsOf(value) !== null;
 
 /** Decrypts one value written by the mapper. Throws MapperDecryptError on a wrong passphrase or altered value. */
 export const decryptValue = (value: string, passphrase: string): string => {
-  if (!isEncryptedValue(value)) {
-    throw new MapperDecryptError(
-      `not an encrypted mapper value (expected ${ENCRYPTED_PREFIX}<salt>:<nonce>:<ct>:<tag>)`,
-    );
+  const parts = partsOf(value);
+  if (parts === null) {
+    throw new MapperDecryptError(`not an encrypted mapper value (expected ${ENCRYPTED_PREFIX}<salt>:<data>)`);
   }
-  const [salt = '', nonce = '', ct = '', tag = ''] = value.slice(ENCRYPTED_PREFIX.length).split(':');
-  const decipher = createDecipheriv(
-    'aes-256-gcm',
-    deriveKey(passphrase, salt),
-    Buffer.from(nonce, 'base64url'),
-  );
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  const data = Buffer.from(parts.data, 'base64url');
+  const nonce = data.subarray(0, NONCE_BYTES);
+  const tag = data.subarray(data.length - TAG_BYTES);
+  const decipher = createDecipheriv('aes-256-gcm', deriveKey(passphrase, parts.salt), nonce);
+  decipher.setAuthTag(tag);
   try {
-    return decipher.update(ct, 'base64url', 'utf8') + decipher.final('utf8');
+    return (
+      decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES), undefined, 'utf8') +
+      decipher.final('utf8')
+    );
   } catch {
     throw new MapperDecryptError('cannot decrypt: wrong passphrase, or the value was altered');
   }

@@ -33,8 +33,8 @@ const MONTHS = [
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-const daysInMonth = (y: number, m: number): number =>
-  m === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const daysInMonth = (y: number, m: number): number => (m === 2 && isLeap(y) ? 29 : (MONTH_DAYS[m] ?? 0));
 
 /** ISO weekday index, 0 = Monday. */
 const weekday = (y: number, m: number, d: number): number => {
@@ -45,6 +45,8 @@ const weekday = (y: number, m: number, d: number): number => {
 };
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+// Every cast writes several two-digit fields: a branch beats padStart there.
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 
 /** Returns a message when the fields do not name a real instant, else null. */
 export const checkTemporal = (t: Temporal): string | null => {
@@ -67,9 +69,10 @@ const formatOffset = (offset: number | null): string => {
   return `${offset < 0 ? '-' : '+'}${pad(Math.floor(a / 60), 2)}:${pad(a % 60, 2)}`;
 };
 
-export const formatDate = (t: Temporal): string => `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)}`;
+export const formatDate = (t: Temporal): string =>
+  `${t.year >= 1000 ? t.year : pad(t.year, 4)}-${pad2(t.month)}-${pad2(t.day)}`;
 export const formatTime = (t: Temporal): string =>
-  `${pad(t.hour, 2)}:${pad(t.minute, 2)}:${pad(t.second, 2)}${t.micro === 0 ? '' : `.${pad(t.micro, 6)}`}${formatOffset(t.offset)}`;
+  `${pad2(t.hour)}:${pad2(t.minute)}:${pad2(t.second)}${t.micro === 0 ? '' : `.${pad(t.micro, 6)}`}${formatOffset(t.offset)}`;
 export const formatDatetime = (t: Temporal): string => `${formatDate(t)}T${formatTime(t)}`;
 
 const parseOffset = (text: string | undefined): number | null => {
@@ -157,8 +160,10 @@ export const SUPPORTED_DIRECTIVES = [...Object.keys(DIRECTIVES), ...Object.keys(
 
 export interface CompiledFormat {
   regex: RegExp;
-  /** Directive letters, in order; each names its capture group. */
+  /** Directive letters, in the order of their capture groups. */
   fields: string[];
+  /** Capture group number of each directive present. */
+  at: Partial<Record<string, number>>;
 }
 
 export type FormatResult = { ok: true; format: CompiledFormat } | { ok: false; msg: string };
@@ -192,10 +197,10 @@ export const compileFormat = (format: string): FormatResult => {
     }
     if (fields.includes(d)) return { ok: false, msg: `Invalid cast_format: '%${d}' appears twice` };
     fields.push(d);
-    // A named group per directive: the match then hands each field over by name.
-    source += `(?<${d}>${pattern.slice(1)}`;
+    source += pattern;
   }
-  return { ok: true, format: { regex: new RegExp(`^${source}$`, 'i'), fields } };
+  const at = Object.fromEntries(fields.map((d, i) => [d, i + 1]));
+  return { ok: true, format: { regex: new RegExp(`^${source}$`, 'i'), fields, at } };
 };
 
 const nameIndex = (list: string[], text: string): number => {
@@ -207,42 +212,62 @@ const nameIndex = (list: string[], text: string): number => {
 export const parseWithFormat = (text: string, format: CompiledFormat): Temporal | string => {
   const m = format.regex.exec(text);
   if (m === null) return 'does not match the format';
-  const f: Partial<Record<string, string>> = m.groups ?? {};
+  // Positional groups: named ones make the engine build a groups object per match, twice the cost.
+  const at = format.at;
+  const get = (d: string): string | undefined => {
+    const i = at[d];
+    return i === undefined ? undefined : m[i];
+  };
+  const Y = get('Y');
+  const y = get('y');
+  const monthNumber = get('m');
+  const monthName = get('B');
+  const monthAbbr = get('b');
+  const D = get('d');
+  const j = get('j');
   const t: Temporal = { year: 1900, month: 1, day: 1, hour: 0, minute: 0, second: 0, micro: 0, offset: null };
-  if (f.Y !== undefined) t.year = Number(f.Y);
-  else if (f.y !== undefined) t.year = Number(f.y) + (Number(f.y) < 69 ? 2000 : 1900);
-  const month = f.m ?? f.b ?? f.B;
-  if (month !== undefined) t.month = /^\d/.test(month) ? Number(month) : nameIndex(MONTHS, month) + 1;
-  if (f.d !== undefined) t.day = Number(f.d);
-  if (f.j !== undefined) {
-    const dayOfYear = Number(f.j);
+  if (Y !== undefined) t.year = Number(Y);
+  else if (y !== undefined) t.year = Number(y) + (Number(y) < 69 ? 2000 : 1900);
+  const name = monthName ?? monthAbbr;
+  if (monthNumber !== undefined) t.month = Number(monthNumber);
+  else if (name !== undefined) t.month = nameIndex(MONTHS, name) + 1;
+  if (D !== undefined) t.day = Number(D);
+  if (j !== undefined) {
+    const dayOfYear = Number(j);
     if (dayOfYear < 1 || dayOfYear > (isLeap(t.year) ? 366 : 365))
       return `day of year ${dayOfYear} does not exist`;
     let [mm, dd] = [1, dayOfYear];
     while (dd > daysInMonth(t.year, mm)) dd -= daysInMonth(t.year, mm++);
-    if ((month !== undefined && mm !== t.month) || (f.d !== undefined && dd !== t.day)) {
+    const monthGiven = monthNumber !== undefined || name !== undefined;
+    if ((monthGiven && mm !== t.month) || (D !== undefined && dd !== t.day)) {
       return `day of year ${dayOfYear} contradicts the month and day`;
     }
     t.month = mm;
     t.day = dd;
   }
-  if (f.H !== undefined) t.hour = Number(f.H);
-  if (f.I !== undefined) {
-    const h = Number(f.I);
+  const H = get('H');
+  const I = get('I');
+  const p = get('p');
+  const M = get('M');
+  const S = get('S');
+  const f = get('f');
+  const z = get('z');
+  if (H !== undefined) t.hour = Number(H);
+  if (I !== undefined) {
+    const h = Number(I);
     if (h < 1 || h > 12) return `hour ${h} is out of range 1-12 for %I`;
-    const pm = f.p !== undefined && f.p.toLowerCase() === 'pm';
-    t.hour = (h % 12) + (pm ? 12 : 0);
+    t.hour = (h % 12) + (p !== undefined && p.toLowerCase() === 'pm' ? 12 : 0);
   }
-  if (f.M !== undefined) t.minute = Number(f.M);
-  if (f.S !== undefined) t.second = Number(f.S);
-  if (f.f !== undefined) t.micro = parseFraction(f.f);
-  if (f.z !== undefined) t.offset = parseOffset(f.z);
+  if (M !== undefined) t.minute = Number(M);
+  if (S !== undefined) t.second = Number(S);
+  if (f !== undefined) t.micro = parseFraction(f);
+  if (z !== undefined) t.offset = parseOffset(z);
   const invalid = checkTemporal(t);
   if (invalid !== null) return invalid;
-  const day = f.a ?? f.A;
-  const hasDay = f.d !== undefined || f.j !== undefined;
-  if (day !== undefined && hasDay && nameIndex(WEEKDAYS, day) !== weekday(t.year, t.month, t.day)) {
-    return `${formatDate(t)} is not a ${WEEKDAYS[nameIndex(WEEKDAYS, day)]}`;
+  const weekdayName = get('a') ?? get('A');
+  if (weekdayName !== undefined && (D !== undefined || j !== undefined)) {
+    const named = nameIndex(WEEKDAYS, weekdayName);
+    if (named !== weekday(t.year, t.month, t.day)) return `${formatDate(t)} is not a ${WEEKDAYS[named]}`;
   }
   return t;
 };
