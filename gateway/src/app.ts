@@ -94,7 +94,7 @@ export function buildApp(ctx: GatewayContext): {
   const api = express.Router();
   mountRoutes(api, routes, {
     db: ctx.db,
-    authenticate: createAuthenticator(ctx.db, ctx.tokens),
+    authenticate: createAuthenticator(ctx.db, ctx.tokens, ctx.principals),
     validateResponses: ctx.config.validateResponses,
     log: ctx.log,
   });

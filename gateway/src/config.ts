@@ -27,6 +27,8 @@ export interface Config {
   corsOrigins: string[];
   clusterAdapter: 'embedded' | 'kubernetes';
   logLevel: string;
+  /** How long a resolved bearer token is reused without a query (0: never). */
+  principalCacheMs: number;
   loginMaxPerAccount: number;
   loginMaxPerAddress: number;
   loginWindowS: number;
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     clusterAdapter: cluster,
     logLevel: env.LOG_LEVEL || 'info',
+    principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),
     loginMaxPerAddress: int(env, 'SLUICE_LOGIN_MAX_PER_ADDRESS', 100),
     loginWindowS: int(env, 'SLUICE_LOGIN_WINDOW_S', 900),

@@ -1,6 +1,7 @@
 import type { SecretBox } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
+import type { PrincipalCache } from './auth/principal-cache.js';
 import type { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
@@ -13,6 +14,8 @@ export interface GatewayContext {
   dbKind: 'postgres' | 'pglite';
   log: Logger;
   tokens: TokenService;
+  /** Cleared by every database write of this process (auth/principal-cache.ts). */
+  principals: PrincipalCache;
   passwords: Passwords;
   mailer: Mailer;
   secrets: SecretBox;

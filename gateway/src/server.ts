@@ -4,6 +4,7 @@ import { SecretBox } from '@sluice/shared';
 import { buildApp } from './app.js';
 import { purgeExpired } from './auth/auth.repository.js';
 import { Passwords } from './auth/passwords.js';
+import { PrincipalCache, principalCacheInvalidation } from './auth/principal-cache.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { GatewayContext } from './context.js';
@@ -50,9 +51,11 @@ export async function createContext(
     pgliteDir: opts.pgliteDir,
   });
   await migrateToLatest(handle.db);
+  const principals = new PrincipalCache(config.principalCacheMs);
   const ctx: GatewayContext = {
     config,
-    db: handle.db,
+    db: handle.db.withPlugin(principalCacheInvalidation(principals)),
+    principals,
     dbKind: handle.kind,
     log,
     tokens: new TokenService(config.jwtSecret, config.tokenLifetimeS),

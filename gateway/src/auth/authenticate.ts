@@ -4,6 +4,7 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { Db } from '../db/database.js';
 import { unauthorized } from '../http/errors.js';
 import { findPrincipalUser } from './auth.repository.js';
+import type { PrincipalCache } from './principal-cache.js';
 import type { Principal } from './principal.js';
 import { jwtVerifyOptions, type TokenClaims, type TokenService } from './tokens.js';
 
@@ -23,7 +24,7 @@ export async function principalFromClaims(db: Db, claims: TokenClaims): Promise<
 }
 
 /** The passport-jwt strategy; `authenticate` wraps it to answer 401 in the spec's shape. */
-export function createAuthenticator(db: Db, tokens: TokenService): RequestHandler {
+export function createAuthenticator(db: Db, tokens: TokenService, cache?: PrincipalCache): RequestHandler {
   const strategy = new JwtStrategy(
     {
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
@@ -31,8 +32,13 @@ export function createAuthenticator(db: Db, tokens: TokenService): RequestHandle
       ...jwtVerifyOptions,
     },
     (claims: TokenClaims, done: (err: unknown, user?: Principal | false) => void) => {
+      const cached = cache?.get(claims.jti);
+      if (cached) return done(null, cached);
       principalFromClaims(db, claims).then(
-        (p) => done(null, p ?? false),
+        (p) => {
+          if (p) cache?.set(claims.jti, p);
+          done(null, p ?? false);
+        },
         (err: unknown) => done(err),
       );
     },
