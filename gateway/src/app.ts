@@ -11,6 +11,7 @@ import { authRoutes } from './features/auth/auth.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
+import { schemaRoutes } from './features/schemas/schemas.routes.js';
 import { smtRoutes } from './features/smt/smt.routes.js';
 import { teamRoutes } from './features/teams/teams.routes.js';
 import { userRoutes } from './features/users/users.routes.js';
@@ -30,6 +31,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...teamRoutes(ctx),
     ...smtRoutes(),
     ...connectorTypeRoutes(),
+    ...schemaRoutes(ctx),
   ];
 }
 

@@ -9,3 +9,4 @@ export * from './cluster/index.js';
 export * from './ports/worker-runtime.js';
 export * from './mapper/index.js';
 export * from './connectors/index.js';
+export * from './schemas/registry.js';

@@ -5,6 +5,7 @@ import { Migrator, type Migration } from 'kysely/migration';
 import pg from 'pg';
 import * as identity from './migrations/2026-11-23-0001-identity.js';
 import * as cluster from './migrations/2026-11-23-0002-cluster.js';
+import * as schemas from './migrations/2026-11-23-0003-schemas.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -19,6 +20,7 @@ export interface DatabaseHandle {
 const migrations: Record<string, Migration> = {
   '2026-11-23-0001-identity': identity,
   '2026-11-23-0002-cluster': cluster,
+  '2026-11-23-0003-schemas': schemas,
 };
 
 /**

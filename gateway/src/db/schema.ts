@@ -106,6 +106,19 @@ export interface ApiKeysTable {
   revoked_at: NullableTimestamp;
 }
 
+/** Schema registry: one row per version of a subject (features/schemas). */
+export interface SchemasTable {
+  id: Generated<string>;
+  subject: string;
+  version: number;
+  schema_type: 'AVRO' | 'JSON';
+  /** The definition as first registered. */
+  schema: string;
+  /** SHA-256 (hex) of the canonical form: parsed, keys sorted, no whitespace. */
+  fingerprint: string;
+  created_at: DefaultTimestamp;
+}
+
 export interface Database {
   users: UsersTable;
   envs: EnvsTable;
@@ -117,6 +130,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   service_account_tokens: ServiceAccountTokensTable;
   api_keys: ApiKeysTable;
+  schemas: SchemasTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -124,3 +138,4 @@ export type NewUser = Insertable<UsersTable>;
 export type UserPatch = Updateable<UsersTable>;
 export type EnvRow = Selectable<EnvsTable>;
 export type TeamRow = Selectable<TeamsTable>;
+export type SchemaRow = Selectable<SchemasTable>;
