@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import type { EnvRow, TeamRow } from '../db/schema.js';
-import { findEnv, findEnvMembership } from '../features/envs/envs.repository.js';
-import { findTeam, findTeamMembership } from '../features/teams/teams.repository.js';
+import { findEnvWithMembership } from '../features/envs/envs.repository.js';
+import { findTeamWithMembership } from '../features/teams/teams.repository.js';
 import { forbidden, notFound } from '../http/errors.js';
 import type { Principal } from './principal.js';
 
@@ -20,35 +20,38 @@ export function requireSuperuser(p: Principal): void {
   if (!p.user.is_superuser) throw forbidden('Only a superuser can do this');
 }
 
-export async function envAccess(db: Db, p: Principal, envId: string): Promise<EnvAccess | undefined> {
-  if (p.user.is_superuser) return 'admin';
-  const m = await findEnvMembership(db, p.user.id, envId);
-  return m ? (m.admin ? 'admin' : 'member') : undefined;
+/** The environment and the caller's access to it (undefined: not a member); 404 if missing. */
+export async function envWithAccess(
+  db: Db,
+  p: Principal,
+  envId: string,
+): Promise<{ env: EnvRow; access: EnvAccess | undefined }> {
+  const row = await findEnvWithMembership(db, envId, p.user.id);
+  if (!row) throw notFound('Environment not found');
+  const { member_admin, ...env } = row;
+  const access: EnvAccess | undefined = p.user.is_superuser
+    ? 'admin'
+    : member_admin === null
+      ? undefined
+      : member_admin
+        ? 'admin'
+        : 'member';
+  return { env, access };
 }
 
 export async function requireEnv(db: Db, p: Principal, envId: string, need: EnvAccess): Promise<EnvRow> {
-  const env = await findEnv(db, envId);
-  if (!env) throw notFound('Environment not found');
-  const access = await envAccess(db, p, envId);
+  const { env, access } = await envWithAccess(db, p, envId);
   if (!access) throw forbidden('You are not a member of this environment');
   if (need === 'admin' && access !== 'admin') throw forbidden('Only an environment admin can do this');
   return env;
 }
 
-export async function teamAccess(db: Db, p: Principal, team: TeamRow): Promise<TeamAccess | undefined> {
-  if (p.user.is_superuser) return 'owner';
-  const [tm, em] = await Promise.all([
-    findTeamMembership(db, p.user.id, team.id),
-    findEnvMembership(db, p.user.id, team.env_id),
-  ]);
-  if (em?.admin || tm?.admin) return 'owner';
-  return tm ? 'member' : undefined;
-}
-
 export async function requireTeam(db: Db, p: Principal, teamId: string, need: TeamAccess): Promise<TeamRow> {
-  const team = await findTeam(db, teamId);
-  if (!team) throw notFound('Team not found');
-  const access = await teamAccess(db, p, team);
+  const row = await findTeamWithMembership(db, teamId, p.user.id);
+  if (!row) throw notFound('Team not found');
+  const { team_admin, env_admin, ...team } = row;
+  const access: TeamAccess | undefined =
+    p.user.is_superuser || env_admin || team_admin ? 'owner' : team_admin === null ? undefined : 'member';
   if (!access) throw forbidden('You are not a member of this team');
   if (need === 'owner' && access !== 'owner') throw forbidden('Only a team owner can do this');
   return team;

@@ -1,10 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { fetchPage, fullCount } from '../../db/paging.js';
 import type { EnvRow } from '../../db/schema.js';
-
-export function findEnv(db: Db, id: string): Promise<EnvRow | undefined> {
-  return db.selectFrom('envs').selectAll().where('id', '=', id).executeTakeFirst();
-}
 
 export function findEnvByName(db: Db, name: string): Promise<EnvRow | undefined> {
   return db.selectFrom('envs').selectAll().where('name', '=', name).executeTakeFirst();
@@ -31,11 +28,15 @@ export async function listEnvs(
       eb.selectFrom('env_members').select('env_id').where('user_id', '=', member),
     );
   }
-  const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return fetchPage(
+    () => q.selectAll().select(fullCount).orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
+    () =>
+      q
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n),
+    opts.offset,
+  );
 }
 
 export function insertEnv(
@@ -92,4 +93,17 @@ export async function setActiveEnvIfUnset(db: Db, userIds: string[], envId: stri
     .where('id', 'in', userIds)
     .where('active_env_id', 'is', null)
     .execute();
+}
+
+/** The environment and the user's membership (`member_admin` null when not a member), in one query. */
+export function findEnvWithMembership(db: Db, envId: string, userId: string) {
+  return db
+    .selectFrom('envs')
+    .leftJoin('env_members as em', (join) =>
+      join.onRef('em.env_id', '=', 'envs.id').on('em.user_id', '=', userId),
+    )
+    .selectAll('envs')
+    .select('em.admin as member_admin')
+    .where('envs.id', '=', envId)
+    .executeTakeFirst();
 }

@@ -1,9 +1,6 @@
 import type { Db } from '../../db/database.js';
+import { fetchPage, fullCount } from '../../db/paging.js';
 import type { TeamRow } from '../../db/schema.js';
-
-export function findTeam(db: Db, id: string): Promise<TeamRow | undefined> {
-  return db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
-}
 
 export function findTeamByName(db: Db, envId: string, name: string): Promise<TeamRow | undefined> {
   return db
@@ -38,11 +35,15 @@ export async function listTeams(
       eb.selectFrom('team_members').select('team_id').where('user_id', '=', member),
     );
   }
-  const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return fetchPage(
+    () => q.selectAll().select(fullCount).orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
+    () =>
+      q
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n),
+    opts.offset,
+  );
 }
 
 export function insertTeam(
@@ -116,4 +117,24 @@ export function findExistingUserIds(db: Db, ids: string[]) {
     .where('id', 'in', ids)
     .execute()
     .then((rows) => new Set(rows.map((r) => r.id)));
+}
+
+/**
+ * The team with the user's team membership and environment membership
+ * (each `admin` flag null when not a member), in one query: the access check
+ * of every team route.
+ */
+export function findTeamWithMembership(db: Db, teamId: string, userId: string) {
+  return db
+    .selectFrom('teams')
+    .leftJoin('team_members as tm', (join) =>
+      join.onRef('tm.team_id', '=', 'teams.id').on('tm.user_id', '=', userId),
+    )
+    .leftJoin('env_members as em', (join) =>
+      join.onRef('em.env_id', '=', 'teams.env_id').on('em.user_id', '=', userId),
+    )
+    .selectAll('teams')
+    .select(['tm.admin as team_admin', 'em.admin as env_admin'])
+    .where('teams.id', '=', teamId)
+    .executeTakeFirst();
 }

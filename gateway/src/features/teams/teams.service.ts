@@ -1,9 +1,9 @@
 import type { TeamCreate, TeamMember, TeamRead, TeamUpdate } from '@sluice/shared';
-import { envAccess, requireEnv, requireTeam } from '../../auth/access.js';
+import { envWithAccess, requireEnv, requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import type { TeamRow } from '../../db/schema.js';
-import { conflict, invalid, notFound, unprocessable } from '../../http/errors.js';
+import { conflict, forbidden, invalid, notFound, unprocessable } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { addEnvMember, setActiveEnvIfUnset } from '../envs/envs.repository.js';
 import * as repo from './teams.repository.js';
@@ -42,8 +42,9 @@ export async function listTeams(
   q: { page: number; size: number; env_id?: string },
 ) {
   const envId = scopeEnv(p, q.env_id);
-  await requireEnv(ctx.db, p, envId, 'member');
-  const admin = (await envAccess(ctx.db, p, envId)) === 'admin';
+  const { access } = await envWithAccess(ctx.db, p, envId);
+  if (!access) throw forbidden('You are not a member of this environment');
+  const admin = access === 'admin';
   const { rows, total } = await repo.listTeams(ctx.db, {
     envId,
     memberId: admin ? null : p.user.id,

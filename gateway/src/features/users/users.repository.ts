@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { fetchPage, fullCount } from '../../db/paging.js';
 import type { NewUser, UserPatch, UserRow } from '../../db/schema.js';
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
@@ -64,11 +65,16 @@ export async function listUsers(
       ]),
     );
   }
-  const [rows, count] = await Promise.all([
-    q.selectAll('users').orderBy('email').offset(opts.offset).limit(opts.limit).execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return fetchPage(
+    () =>
+      q.selectAll('users').select(fullCount).orderBy('email').offset(opts.offset).limit(opts.limit).execute(),
+    () =>
+      q
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n),
+    opts.offset,
+  );
 }
 
 export function countActiveSuperusers(db: Db) {

@@ -1,0 +1,19 @@
+import { sql } from 'kysely';
+
+/** Select this with a page's rows: the size of the whole result, in the same query. */
+export const fullCount = sql<string>`count(*) over()`.as('full_count');
+
+/**
+ * One query per page: the rows carry the total (`fullCount`). Only a page past
+ * the end has no row to carry it, and then a count query answers.
+ */
+export async function fetchPage<R extends { full_count: string | number }>(
+  rows: () => Promise<R[]>,
+  count: () => Promise<number | string>,
+  offset: number,
+): Promise<{ rows: Omit<R, 'full_count'>[]; total: number }> {
+  const page = await rows();
+  const first = page[0];
+  if (first) return { rows: page, total: Number(first.full_count) };
+  return { rows: [], total: offset === 0 ? 0 : Number(await count()) };
+}
