@@ -10,3 +10,4 @@ export * from './ports/worker-runtime.js';
 export * from './mapper/index.js';
 export * from './connectors/index.js';
 export * from './schemas/registry.js';
+export * from './validation/ajv-issues.js';

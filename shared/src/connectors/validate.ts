@@ -2,6 +2,7 @@ import { Ajv2020 as Ajv, type ErrorObject, type ValidateFunction } from 'ajv/dis
 import addFormatsModule from 'ajv-formats';
 import { requireConnectorType, type ConnectorTypeDef } from './registry.js';
 import { isSecretSchema, SECRET_KEYWORD } from './secret.js';
+import { instanceLoc, issueMessage, issueType, withoutIds } from '../validation/ajv-issues.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -26,17 +27,6 @@ const checker = addFormats(new Ajv(options));
 const defaulter = addFormats(new Ajv({ ...options, allErrors: false, useDefaults: true }));
 for (const ajv of [checker, defaulter]) ajv.addKeyword({ keyword: SECRET_KEYWORD, schemaType: 'boolean' });
 
-/** `$id`s name OpenAPI components; ajv must not register them (the same one recurs in every schema). */
-function withoutIds(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withoutIds);
-  if (schema && typeof schema === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(schema)) if (k !== '$id') out[k] = withoutIds(v);
-    return out;
-  }
-  return schema;
-}
-
 const compiledChecks = new Map<string, ValidateFunction>();
 const compiledDefaults = new Map<string, ValidateFunction>();
 function compiled(def: ConnectorTypeDef, ajv: Ajv, cache: Map<string, ValidateFunction>): ValidateFunction {
@@ -50,56 +40,7 @@ export function compileConnectorSchema(type: string): ValidateFunction {
   return compiled(requireConnectorType(type), checker, compiledChecks);
 }
 
-const TYPE_NAMES: Record<string, string> = {
-  required: 'missing',
-  dependentRequired: 'missing',
-  additionalProperties: 'extra_forbidden',
-  format: 'value_error',
-  minLength: 'string_too_short',
-  maxLength: 'string_too_long',
-  pattern: 'string_pattern_mismatch',
-  enum: 'enum',
-  const: 'literal_error',
-  minimum: 'greater_than_equal',
-  maximum: 'less_than_equal',
-  minItems: 'too_short',
-  maxItems: 'too_long',
-  maxProperties: 'too_long',
-  uniqueItems: 'value_error',
-};
-
 const SECRET_SHAPE = 'a string or a secret reference {"valueFrom": {"secretKeyRef": {"name": …, "key": …}}}';
-
-function message(e: ErrorObject): string {
-  switch (e.keyword) {
-    case 'required':
-      return 'Field required';
-    case 'dependentRequired':
-      return `Field required when '${String(e.params.property)}' is set`;
-    case 'additionalProperties':
-      return 'Extra inputs are not permitted';
-    case 'format':
-      return `Value is not a valid ${String(e.params.format)}`;
-    case 'enum':
-      return `Input should be one of: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'type':
-      return `Input should be of type ${String(e.params.type)}`;
-    case 'minimum':
-      return `Input should be greater than or equal to ${String(e.params.limit)}`;
-    case 'maximum':
-      return `Input should be less than or equal to ${String(e.params.limit)}`;
-    default:
-      return e.message ? e.message.charAt(0).toUpperCase() + e.message.slice(1) : 'Invalid value';
-  }
-}
-
-function locOf(instancePath: string): (string | number)[] {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -125,7 +66,7 @@ function toIssues(def: ConnectorTypeDef, errors: ErrorObject[]): ConnectorConfig
     for (const x of inside) if (!keep || !x.schemaPath.startsWith(keep)) dropped.add(x);
     if (!keep) {
       issues.push({
-        loc: locOf(e.instancePath),
+        loc: instanceLoc(e.instancePath),
         msg: isSecretSchema(e.parentSchema)
           ? `Input should be ${SECRET_SHAPE}`
           : 'Input matches none of the allowed shapes',
@@ -136,8 +77,8 @@ function toIssues(def: ConnectorTypeDef, errors: ErrorObject[]): ConnectorConfig
   const seen = new Set<string>();
   for (const e of errors) {
     if (dropped.has(e) || e.keyword === 'if') continue;
-    const loc = locOf(e.instancePath);
-    let msg = message(e);
+    const loc = instanceLoc(e.instancePath);
+    let msg = issueMessage(e);
     if (e.keyword === 'required' || e.keyword === 'dependentRequired')
       loc.push(String(e.params.missingProperty));
     if (e.keyword === 'additionalProperties') loc.push(String(e.params.additionalProperty));
@@ -157,8 +98,7 @@ function toIssues(def: ConnectorTypeDef, errors: ErrorObject[]): ConnectorConfig
             : `Field required when '${field}' is ${JSON.stringify(fallback)} (the default)`;
       }
     }
-    const type =
-      e.keyword === 'type' ? `${String(e.params.type)}_type` : (TYPE_NAMES[e.keyword] ?? 'value_error');
+    const type = issueType(e);
     const key = JSON.stringify(loc) + type;
     if (seen.has(key)) continue;
     seen.add(key);
