@@ -12,6 +12,7 @@ import { connectorTypeRoutes } from './features/connector-types/connector-types.
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
 import { schemaRoutes } from './features/schemas/schemas.routes.js';
+import { secretRoutes } from './features/secrets/secrets.routes.js';
 import { smtRoutes } from './features/smt/smt.routes.js';
 import { teamRoutes } from './features/teams/teams.routes.js';
 import { userRoutes } from './features/users/users.routes.js';
@@ -32,6 +33,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...smtRoutes(),
     ...connectorTypeRoutes(),
     ...schemaRoutes(ctx),
+    ...secretRoutes(ctx),
   ];
 }
 

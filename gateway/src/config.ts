@@ -26,6 +26,8 @@ export interface Config {
   bodyLimit: string;
   corsOrigins: string[];
   clusterAdapter: 'embedded' | 'kubernetes';
+  /** The worker namespace: where workers run and the secrets they may reference live. */
+  namespace: string;
   logLevel: string;
   /** How long a resolved bearer token is reused without a query (0: never). */
   principalCacheMs: number;
@@ -78,6 +80,15 @@ function persistentSecret(env: Env, key: string, dataDir: string, file: string):
   return secret;
 }
 
+/** SLUICE_NAMESPACE: a Kubernetes namespace name (DNS-1123 label). */
+function namespace(env: Env): string {
+  const raw = env.SLUICE_NAMESPACE || 'sluice';
+  if (raw.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(raw)) {
+    throw new ConfigError(`SLUICE_NAMESPACE must be a DNS-1123 label, got "${raw}"`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.SLUICE_DATA_DIR || './.sluice');
   const mode = (env.SLUICE_DEPLOYMENT_MODE || 'SELF_HOSTED').toUpperCase();
@@ -114,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     clusterAdapter: cluster,
+    namespace: namespace(env),
     logLevel: env.LOG_LEVEL || 'info',
     principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),

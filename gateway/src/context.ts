@@ -1,4 +1,4 @@
-import type { SecretBox } from '@sluice/shared';
+import type { SecretBox, SecretStorePort } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
 import type { PrincipalCache } from './auth/principal-cache.js';
@@ -19,4 +19,6 @@ export interface GatewayContext {
   passwords: Passwords;
   mailer: Mailer;
   secrets: SecretBox;
+  /** The Secrets of the worker namespace (`config.namespace`) that secret fields reference (spec 2.14). */
+  secretStore: SecretStorePort;
 }

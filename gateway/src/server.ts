@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { SecretBox } from '@sluice/shared';
+import { EmbeddedSecretStore, SecretBox } from '@sluice/shared';
 import { buildApp } from './app.js';
 import { purgeExpired } from './auth/auth.repository.js';
 import { Passwords } from './auth/passwords.js';
@@ -52,6 +52,7 @@ export async function createContext(
   });
   await migrateToLatest(handle.db);
   const principals = new PrincipalCache(config.principalCacheMs);
+  const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
     config,
     db: handle.db.withPlugin(principalCacheInvalidation(principals)),
@@ -61,7 +62,9 @@ export async function createContext(
     tokens: new TokenService(config.jwtSecret, config.tokenLifetimeS),
     passwords: new Passwords(config.passwordMinLength, config.bcryptCost),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log }),
-    secrets: new SecretBox(config.secretKey),
+    secrets: secretBox,
+    // The Kubernetes adapter will pick its store here (SLUICE_CLUSTER_ADAPTER).
+    secretStore: new EmbeddedSecretStore(handle.db, secretBox),
   };
   await ensureAdmin(ctx);
   return { ...ctx, closeDb: handle.close };

@@ -11,3 +11,6 @@ export * from './mapper/index.js';
 export * from './connectors/index.js';
 export * from './schemas/registry.js';
 export * from './validation/ajv-issues.js';
+export * from './ports/secret-store.js';
+export * from './secrets/index.js';
+export * from './schemas/secrets.js';

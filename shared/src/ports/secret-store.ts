@@ -1,0 +1,58 @@
+// Spec 2.14: where the values of secret fields live. Connector and warehouse
+// configurations hold only `{valueFrom: {secretKeyRef: {name, key}}}`; the
+// value is in a Secret of the worker namespace: a Kubernetes Secret with the
+// Kubernetes adapter, a row sealed under the master key with the embedded one.
+
+/** The label that marks a secret Sluice created and owns (named `sluice-…`). */
+export const MANAGED_SECRET_LABEL = 'sluice.dev/managed';
+/** Managed secrets are named with this prefix; users may not create such names. */
+export const MANAGED_SECRET_PREFIX = 'sluice-';
+
+export interface StoredSecret {
+  name: string;
+  data: Record<string, string>;
+  labels: Record<string, string>;
+  createdAt: Date;
+}
+
+/** What a listing shows: the keys, never the values. */
+export interface SecretSummary {
+  name: string;
+  keys: string[];
+  labels: Record<string, string>;
+  createdAt: Date;
+}
+
+/** A reference that points at no secret, or at a key the secret does not have. The message holds no value. */
+export class SecretNotFoundError extends Error {
+  override readonly name = 'SecretNotFoundError';
+  constructor(
+    readonly namespace: string,
+    readonly secretName: string,
+    readonly key?: string,
+  ) {
+    super(
+      key === undefined
+        ? `Secret "${secretName}" not found in namespace "${namespace}"`
+        : `Key "${key}" not found in secret "${secretName}" of namespace "${namespace}"`,
+    );
+  }
+}
+
+export interface SecretStorePort {
+  readonly adapter: 'embedded' | 'kubernetes';
+  /** Creates the secret or replaces its data and labels whole. */
+  put(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels?: Record<string, string>,
+  ): Promise<void>;
+  get(namespace: string, name: string): Promise<StoredSecret | undefined>;
+  /** The value a reference points at; SecretNotFoundError when the secret or the key is missing. */
+  resolve(namespace: string, ref: { name: string; key: string }): Promise<string>;
+  /** Every secret of the namespace by name, without values. */
+  list(namespace: string): Promise<SecretSummary[]>;
+  /** True when there was a secret to delete. */
+  delete(namespace: string, name: string): Promise<boolean>;
+}

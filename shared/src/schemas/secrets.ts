@@ -1,0 +1,47 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { SecretKeySelector } from '../connectors/secret.js';
+
+// Spec 2.14 and 4.8: the secrets of the worker namespace that secret fields
+// may reference. Names and keys only: no response carries a value.
+
+const SecretName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: SecretKeySelector.properties.name.pattern,
+  description: 'Name of the Secret (DNS-1123 subdomain)',
+});
+const SecretKey = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: SecretKeySelector.properties.key.pattern,
+  description: 'A key of the Secret',
+});
+
+export const WorkerSecretRead = Type.Object(
+  {
+    name: SecretName,
+    keys: Type.Array(SecretKey, { description: 'The keys a reference may name, sorted' }),
+    managed: Type.Boolean({
+      description: 'Created by Sluice for the inline secrets of a resource (label sluice.dev/managed)',
+    }),
+  },
+  { $id: 'WorkerSecretRead', additionalProperties: false },
+);
+export type WorkerSecretRead = Static<typeof WorkerSecretRead>;
+export const WorkerSecretList = Type.Array(WorkerSecretRead, { $id: 'WorkerSecretList' });
+
+export const WorkerSecretCreate = Type.Object(
+  {
+    name: SecretName,
+    data: Type.Record(Type.String(), Type.String({ maxLength: 65536 }), {
+      minProperties: 1,
+      maxProperties: 256,
+      propertyNames: { minLength: 1, maxLength: 253, pattern: SecretKeySelector.properties.key.pattern },
+      description: 'Values by key (plain text, not base64); keys are letters, digits, "-", "_" and "."',
+    }),
+  },
+  { $id: 'WorkerSecretCreate', additionalProperties: false },
+);
+export type WorkerSecretCreate = Static<typeof WorkerSecretCreate>;
+
+export const WorkerSecretNameParams = Type.Object({ name: SecretName });

@@ -1,0 +1,10 @@
+// Secret values out of resources (spec 2.14): the embedded store and the
+// helpers that move inline values into it and redact them on reads.
+export { EmbeddedSecretStore } from './embedded-secret-store.js';
+export {
+  externalizeSecrets,
+  redactSecrets,
+  type ExternalizeInput,
+  type ExternalizeResult,
+  type SecretIssue,
+} from './externalize.js';
