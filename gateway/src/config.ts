@@ -108,7 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir,
     jwtSecret: persistentSecret(env, 'SLUICE_JWT_SECRET', dataDir, 'jwt-secret'),
-    secretKey: persistentSecret(env, 'SLUICE_SECRET_KEY', dataDir, 'secret-key'),
+    secretKey: persistentSecret(env, 'SLUICE_MASTER_KEY', dataDir, 'master-key'),
     tokenLifetimeS: int(env, 'SLUICE_TOKEN_LIFETIME_S', 86400),
     allowRegistration: bool(env, 'SLUICE_ALLOW_REGISTRATION', true),
     requireVerified: bool(env, 'SLUICE_REQUIRE_VERIFIED', false),
