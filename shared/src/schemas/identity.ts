@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Page, Timestamp, Uuid } from './common.js';
+import { Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 // Spec 2.2–2.5 and 4.1–4.3: users, environments, teams and their memberships.
 
@@ -51,11 +51,7 @@ export const UserPasswordChange = Type.Object(
 );
 export type UserPasswordChange = Static<typeof UserPasswordChange>;
 
-export const UserListQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
-  size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  email: Type.Optional(Email),
-});
+export const UserListQuery = Type.Composite([PageQuery, Type.Object({ email: Type.Optional(Email) })]);
 
 // --- authentication bodies (4.1) ---
 export const LoginForm = Type.Object(

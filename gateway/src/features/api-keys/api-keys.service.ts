@@ -7,13 +7,13 @@ import { addEnvMember } from '../envs/envs.repository.js';
 import { insertUser, updateUser } from '../users/users.repository.js';
 import { unusablePassword } from '../users/users.service.js';
 import * as repo from './api-keys.repository.js';
+import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 
 /** Spec 5.6: tokens exchanged for a key last 10 minutes. */
 export const API_KEY_TOKEN_LIFETIME_S = 600;
 export const SELF_HOSTED_ONLY = 'API key login is only available in SELF_HOSTED mode';
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 function toApiKeyRead(r: repo.ApiKeyRow) {
   return {
@@ -22,8 +22,8 @@ function toApiKeyRead(r: repo.ApiKeyRow) {
     prefix: r.prefix,
     env_ids: (typeof r.env_ids === 'string' ? JSON.parse(r.env_ids) : r.env_ids) as string[],
     admin: r.admin,
-    created_at: iso(r.created_at) as string,
-    last_used_at: iso(r.last_used_at),
+    created_at: toIso(r.created_at),
+    last_used_at: toIsoOrNull(r.last_used_at),
     revoked: r.revoked_at !== null,
   };
 }

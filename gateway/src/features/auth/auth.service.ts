@@ -12,6 +12,7 @@ import type { GatewayContext } from '../../context.js';
 import { badRequest } from '../../http/errors.js';
 import { findUserByEmail, findUserById, insertUser, updateUser } from '../users/users.repository.js';
 import { toUserRead } from '../users/users.mapper.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
 const ACTION_TOKEN_TTL_MS = 3600 * 1000;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -38,7 +39,7 @@ export async function register(ctx: GatewayContext, body: UserCreate): Promise<U
     });
   } catch (err) {
     // Two registrations racing for one address: the unique index decides.
-    if ((err as { code?: string }).code === '23505') throw badRequest('REGISTER_USER_ALREADY_EXISTS');
+    if (isUniqueViolation(err)) throw badRequest('REGISTER_USER_ALREADY_EXISTS');
     throw err;
   }
   await sendVerification(ctx, user.id, user.email);

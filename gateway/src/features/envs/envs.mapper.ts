@@ -1,7 +1,7 @@
 import { REDACTED, type EnvRead, type RetentionConfiguration, type SecretBox } from '@sluice/shared';
 import type { EnvRow } from '../../db/schema.js';
+import { toIso } from '../../db/timestamps.js';
 
-const iso = (d: Date | string) => new Date(d).toISOString();
 const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /** The broker password never leaves the service: it reads back as `<redacted>`. */
@@ -13,8 +13,8 @@ export function toEnvRead(e: EnvRow): EnvRead {
     description: e.description,
     use_retention: e.use_retention,
     retention_configuration: cfg ? { ...cfg, ...(e.broker_secret ? { sasl_password: REDACTED } : {}) } : null,
-    created_at: iso(e.created_at),
-    updated_at: iso(e.updated_at),
+    created_at: toIso(e.created_at),
+    updated_at: toIso(e.updated_at),
   };
 }
 

@@ -6,8 +6,8 @@ import { conflict, notFound, unprocessable, type ValidationIssue } from '../../h
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { splitBrokerSecret, toEnvRead } from './envs.mapper.js';
 import * as repo from './envs.repository.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 const nameTaken = () => conflict('An environment with this name already exists');
 
 /** Rules across fields of the broker settings, which a JSON Schema cannot say clearly. */

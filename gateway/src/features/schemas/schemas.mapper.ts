@@ -1,8 +1,7 @@
 import type { SchemaSubjectRead, SchemaVersionRead, SchemaVersionSummary } from '@sluice/shared';
 import type { SchemaRow } from '../../db/schema.js';
 import type { SubjectRow } from './schemas.repository.js';
-
-const iso = (d: Date | string) => new Date(d).toISOString();
+import { toIso } from '../../db/timestamps.js';
 
 export function toSubjectRead(r: SubjectRow): SchemaSubjectRead {
   return {
@@ -10,14 +9,14 @@ export function toSubjectRead(r: SubjectRow): SchemaSubjectRead {
     latest_version: r.version,
     latest_id: r.id,
     schema_type: r.schema_type,
-    updated_at: iso(r.created_at),
+    updated_at: toIso(r.created_at),
   };
 }
 
 export function toVersionSummary(
   r: Pick<SchemaRow, 'id' | 'version' | 'schema_type' | 'created_at'>,
 ): SchemaVersionSummary {
-  return { id: r.id, version: r.version, schema_type: r.schema_type, created_at: iso(r.created_at) };
+  return { id: r.id, version: r.version, schema_type: r.schema_type, created_at: toIso(r.created_at) };
 }
 
 export function toVersionRead(r: SchemaRow): SchemaVersionRead {
@@ -27,6 +26,6 @@ export function toVersionRead(r: SchemaRow): SchemaVersionRead {
     version: r.version,
     schema_type: r.schema_type,
     schema: r.schema,
-    created_at: iso(r.created_at),
+    created_at: toIso(r.created_at),
   };
 }

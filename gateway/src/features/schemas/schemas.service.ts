@@ -11,8 +11,8 @@ import { offsetOf, pageOf } from '../../http/pagination.js';
 import { DefinitionError, parseDefinition } from './schemas.definition.js';
 import { toSubjectRead, toVersionRead, toVersionSummary } from './schemas.mapper.js';
 import * as repo from './schemas.repository.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 const subjectNotFound = () => notFound('Subject not found');
 
 /**

@@ -3,6 +3,7 @@ import {
   BulkMembers,
   EnvScopeQuery,
   NameQuery,
+  PageQuery,
   TeamCreate,
   TeamMemberList,
   TeamPage,
@@ -18,13 +19,7 @@ const tag = 'teams';
 const forbidden403 = { description: 'Not a member, or not an owner for writes' };
 const notFound404 = { description: 'No such team' };
 const conflict409 = { description: 'A team with this name exists in the environment' };
-const ListQuery = Type.Composite([
-  Type.Object({
-    page: Type.Integer({ minimum: 1, default: 1 }),
-    size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  }),
-  EnvScopeQuery,
-]);
+const ListQuery = Type.Composite([PageQuery, EnvScopeQuery]);
 const FilterQuery = Type.Composite([NameQuery, EnvScopeQuery]);
 
 export function teamRoutes(ctx: GatewayContext): AnyRoute[] {

@@ -7,21 +7,21 @@ import { conflict, forbidden, invalid, notFound, unprocessable } from '../../htt
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { addEnvMember, setActiveEnvIfUnset } from '../envs/envs.repository.js';
 import * as repo from './teams.repository.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { toIso } from '../../db/timestamps.js';
 
-const iso = (d: Date | string) => new Date(d).toISOString();
 export function toTeamRead(t: TeamRow): TeamRead {
   return {
     id: t.id,
     name: t.name,
     description: t.description,
     env_id: t.env_id,
-    created_at: iso(t.created_at),
-    updated_at: iso(t.updated_at),
+    created_at: toIso(t.created_at),
+    updated_at: toIso(t.updated_at),
   };
 }
 
 const nameTaken = () => conflict('A team with this name already exists in the environment');
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
 /** Teams live in one environment: `env_id` when given, else the caller's active one. */
 function scopeEnv(p: Principal, envId: string | undefined): string {

@@ -13,6 +13,8 @@ import { addTeamMembers } from '../teams/teams.repository.js';
 import { toUserRead } from './users.mapper.js';
 import * as sat from './service-accounts.repository.js';
 import * as repo from './users.repository.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { toIso } from '../../db/timestamps.js';
 
 export async function listUsers(
   ctx: GatewayContext,
@@ -84,7 +86,7 @@ export async function updateUser(
   try {
     if (Object.keys(patch).length) updated = await repo.updateUser(ctx.db, target.id, patch);
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw badRequest('UPDATE_USER_EMAIL_ALREADY_EXISTS');
+    if (isUniqueViolation(err)) throw badRequest('UPDATE_USER_EMAIL_ALREADY_EXISTS');
     throw err;
   }
   // Verification tokens were mailed to the old address: they must not verify the new one.
@@ -189,8 +191,8 @@ function toServiceAccountToken(r: sat.ServiceAccountTokenRow) {
     user_id: r.user_id,
     env_id: r.env_id,
     team_id: r.team_id,
-    created_at: new Date(r.created_at).toISOString(),
-    expires_at: new Date(r.expires_at).toISOString(),
+    created_at: toIso(r.created_at),
+    expires_at: toIso(r.expires_at),
     revoked: r.revoked_at !== null,
   };
 }
