@@ -8,6 +8,8 @@ import { createAuthenticator } from './auth/authenticate.js';
 import type { GatewayContext } from './context.js';
 import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
 import { authRoutes } from './features/auth/auth.routes.js';
+import { connectorRoutes } from './features/connectors/connectors.routes.js';
+import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
@@ -32,6 +34,8 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...teamRoutes(ctx),
     ...smtRoutes(),
     ...connectorTypeRoutes(),
+    ...connectorRoutes(ctx),
+    ...datamodelRoutes(ctx),
     ...schemaRoutes(ctx),
     ...secretRoutes(ctx),
   ];

@@ -1,11 +1,13 @@
-import type { SecretBox, SecretStorePort } from '@sluice/shared';
+import type { ClusterPort, SecretBox, SecretStorePort } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
 import type { PrincipalCache } from './auth/principal-cache.js';
 import type { TokenService } from './auth/tokens.js';
+import type { CatalogStore } from './catalog/store.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Mailer } from './mail/mailer.js';
+import type { MirrorSync } from './mirror/sync.js';
 
 /** What every feature may use; built once at start (main.ts) or per test. */
 export interface GatewayContext {
@@ -21,4 +23,10 @@ export interface GatewayContext {
   secrets: SecretBox;
   /** The Secrets of the worker namespace (`config.namespace`) that secret fields reference (spec 2.14). */
   secretStore: SecretStorePort;
+  /** The custom resources (SLUICE_CLUSTER_ADAPTER): the source of truth of the catalog. */
+  cluster: ClusterPort;
+  /** Writes of custom resources through the cluster and on to the mirror. */
+  catalog: CatalogStore;
+  /** The watch-driven sync of the mirror; started with the context. */
+  mirror: MirrorSync;
 }

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { EmbeddedSecretStore, SecretBox } from '@sluice/shared';
+import { EmbeddedCluster, EmbeddedSecretStore, SecretBox } from '@sluice/shared';
 import { buildApp } from './app.js';
+import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
 import { Passwords } from './auth/passwords.js';
 import { PrincipalCache, principalCacheInvalidation } from './auth/principal-cache.js';
@@ -11,6 +12,7 @@ import type { GatewayContext } from './context.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { ensureAdmin } from './features/users/bootstrap.js';
 import { createMailer } from './mail/mailer.js';
+import { MirrorSync } from './mirror/sync.js';
 
 export interface RunningGateway {
   ctx: GatewayContext;
@@ -51,7 +53,17 @@ export async function createContext(
     pgliteDir: opts.pgliteDir,
   });
   await migrateToLatest(handle.db);
+  if (config.clusterAdapter !== 'embedded') {
+    await handle.close();
+    throw new Error(
+      'SLUICE_CLUSTER_ADAPTER=kubernetes: the Kubernetes adapter is not part of this build yet (issue 5); use embedded',
+    );
+  }
   const principals = new PrincipalCache(config.principalCacheMs);
+  // The cluster and the mirror write through the plain handle: their writes
+  // do not touch people's rows, so they need not clear the principal cache.
+  const cluster = new EmbeddedCluster(handle.db);
+  const mirror = new MirrorSync(handle.db, cluster, config.namespace, log);
   const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
     config,
@@ -65,9 +77,19 @@ export async function createContext(
     secrets: secretBox,
     // The Kubernetes adapter will pick its store here (SLUICE_CLUSTER_ADAPTER).
     secretStore: new EmbeddedSecretStore(handle.db, secretBox),
+    cluster,
+    catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
+    mirror,
   };
   await ensureAdmin(ctx);
-  return { ...ctx, closeDb: handle.close };
+  mirror.start();
+  return {
+    ...ctx,
+    closeDb: async () => {
+      await mirror.stop();
+      await handle.close();
+    },
+  };
 }
 
 export async function startGateway(

@@ -38,7 +38,7 @@ export interface TestUser {
 
 export interface TestGateway {
   app: Express;
-  ctx: GatewayContext;
+  ctx: GatewayContext & { closeDb(): Promise<void> };
   routes: AnyRoute[];
   openapi: Record<string, unknown>;
   http: ReturnType<typeof request>;
@@ -142,7 +142,7 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
       return files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
     },
     async close() {
-      await ctx.db.destroy();
+      await ctx.closeDb();
       await pgdb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -14,3 +14,5 @@ export * from './validation/ajv-issues.js';
 export * from './ports/secret-store.js';
 export * from './secrets/index.js';
 export * from './schemas/secrets.js';
+export * from './catalog/index.js';
+export * from './schemas/catalog.js';

@@ -7,6 +7,7 @@ import * as identity from './migrations/2026-11-23-0001-identity.js';
 import * as cluster from './migrations/2026-11-23-0002-cluster.js';
 import * as schemas from './migrations/2026-11-23-0003-schemas.js';
 import * as secrets from './migrations/2026-11-23-0004-secrets.js';
+import * as mirror from './migrations/2026-11-23-0005-mirror.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-0002-cluster': cluster,
   '2026-11-23-0003-schemas': schemas,
   '2026-11-23-0004-secrets': secrets,
+  '2026-11-23-0005-mirror': mirror,
 };
 
 /**

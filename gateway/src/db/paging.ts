@@ -17,3 +17,6 @@ export async function fetchPage<R extends { full_count: string | number }>(
   if (first) return { rows: page, total: Number(first.full_count) };
   return { rows: [], total: offset === 0 ? 0 : Number(await count()) };
 }
+
+/** `%text%` for ILIKE, with the pattern characters of `text` taken literally. */
+export const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

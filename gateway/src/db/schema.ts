@@ -131,6 +131,12 @@ export interface Database {
   service_account_tokens: ServiceAccountTokensTable;
   api_keys: ApiKeysTable;
   schemas: SchemasTable;
+  mirror_connectors: MirrorConnectorsTable;
+  mirror_datamodels: MirrorDataModelsTable;
+  mirror_subscriptions: MirrorSubscriptionsTable;
+  mirror_pipelines: MirrorPipelinesTable;
+  mirror_warehouses: MirrorWarehousesTable;
+  mirror_cursors: MirrorCursorsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -139,3 +145,56 @@ export type UserPatch = Updateable<UsersTable>;
 export type EnvRow = Selectable<EnvsTable>;
 export type TeamRow = Selectable<TeamsTable>;
 export type SchemaRow = Selectable<SchemasTable>;
+
+/** Columns every mirror table has (migration 0005-mirror, gateway/src/mirror). */
+export interface MirrorCommon {
+  id: string;
+  namespace: string;
+  team_id: string | null;
+  name: string;
+  resource_version: ColumnType<string, string | bigint, string | bigint>;
+  generation: ColumnType<string, string | number, string | number>;
+  spec: ColumnType<unknown, string, string>;
+  status: ColumnType<unknown, string | null, string | null>;
+  deleting: ColumnType<boolean, boolean | undefined, boolean>;
+  deleted: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export interface MirrorConnectorsTable extends MirrorCommon {
+  connector_type: string;
+  direction: string;
+  state: string;
+  desired_state: string;
+}
+export interface MirrorDataModelsTable extends MirrorCommon {
+  connector_id: string;
+  entry: string;
+  enabled: boolean;
+}
+export interface MirrorSubscriptionsTable extends MirrorCommon {
+  datamodel_id: string;
+  target_connector_id: string;
+  enabled: boolean;
+}
+export interface MirrorPipelinesTable extends MirrorCommon {
+  state: string;
+  version: number;
+  source_connector_id: string;
+  target_connector_id: string;
+  datamodel_id: string;
+  subscription_id: string;
+}
+export interface MirrorWarehousesTable extends MirrorCommon {
+  state: string;
+}
+export interface MirrorCursorsTable {
+  kind: string;
+  resource_version: ColumnType<string, string | bigint, string | bigint>;
+  updated_at: DefaultTimestamp;
+}
+export type MirrorConnectorRow = Selectable<MirrorConnectorsTable>;
+export type MirrorDataModelRow = Selectable<MirrorDataModelsTable>;
+export type MirrorSubscriptionRow = Selectable<MirrorSubscriptionsTable>;
+export type MirrorPipelineRow = Selectable<MirrorPipelinesTable>;
+export type MirrorWarehouseRow = Selectable<MirrorWarehousesTable>;

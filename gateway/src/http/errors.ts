@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { ConflictError } from '@sluice/shared';
 
 export interface ValidationIssue {
   loc: (string | number)[];
@@ -39,6 +40,13 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (res.headersSent) return;
     if (err instanceof HttpError) {
       res.set(err.headers).status(err.status).json({ detail: err.detail });
+      return;
+    }
+    // Optimistic concurrency of the cluster API: another write came first.
+    if (err instanceof ConflictError) {
+      res
+        .status(409)
+        .json({ detail: 'The resource was changed by another request: read it again and retry' });
       return;
     }
     const e = err as { type?: string; status?: number; expose?: boolean };

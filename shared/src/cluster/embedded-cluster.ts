@@ -313,6 +313,7 @@ export class EmbeddedCluster implements ClusterPort {
     resourceVersion: string,
     onEvent: (event: WatchEvent<T>) => void | Promise<void>,
     signal: AbortSignal,
+    onBookmark?: (resourceVersion: string) => void | Promise<void>,
   ): Promise<void> {
     assertKind(kind);
     let cursor = parseResourceVersion(resourceVersion);
@@ -330,7 +331,7 @@ export class EmbeddedCluster implements ClusterPort {
     try {
       while (!signal.aborted) {
         woken = false;
-        const { horizon, events } = await readEvents(this.db, kind, cursor);
+        const { horizon, revision, events } = await readEvents(this.db, kind, cursor);
         // Events between the cursor and the horizon are gone: the caller must
         // relist. Read in the same statement as the events, so never a false
         // "complete" batch.
@@ -344,7 +345,14 @@ export class EmbeddedCluster implements ClusterPort {
           await onEvent({ type: event.type, object: event.object as unknown as T });
           cursor = event.resourceVersion;
         }
-        if (events.length === BATCH || woken) continue;
+        if (events.length === BATCH) continue;
+        // Every event of this kind up to `revision` was in this batch (the
+        // revision was read in the same snapshot): a bookmark.
+        if (revision > cursor) {
+          cursor = revision;
+          await onBookmark?.(String(revision));
+        }
+        if (woken) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.pollIntervalMs);
           wake = () => {
@@ -469,14 +477,21 @@ async function readEvents(
   db: Db,
   kind: SluiceKind,
   after: bigint,
-): Promise<{ horizon: bigint; events: { resourceVersion: bigint; type: WatchEventType; object: Json }[] }> {
+): Promise<{
+  horizon: bigint;
+  revision: bigint;
+  events: { resourceVersion: bigint; type: WatchEventType; object: Json }[];
+}> {
   const { rows } = await sql<{
     horizon: string;
+    revision: string;
     resource_version: string | null;
     type: WatchEventType;
     object: Json;
   }>`
-    select h.value::text as horizon, e.resource_version::text as resource_version, e.type, e.object
+    select h.value::text as horizon,
+      (select value::text from cluster_meta where key = 'revision') as revision,
+      e.resource_version::text as resource_version, e.type, e.object
     from cluster_meta h
     left join lateral (
       select resource_version, type, object from cluster_events
@@ -488,6 +503,7 @@ async function readEvents(
     order by e.resource_version`.execute(db);
   return {
     horizon: BigInt(rows[0]?.horizon ?? '0'),
+    revision: BigInt(rows[0]?.revision ?? '0'),
     events: rows
       .filter((r) => r.resource_version !== null)
       .map((r) => ({

@@ -82,12 +82,18 @@ export interface ClusterPort {
     namespace?: string,
     labelSelector?: string,
   ): Promise<ListResult<T>>;
-  /** Events after `resourceVersion`, in order; ends when `signal` aborts. */
+  /**
+   * Events after `resourceVersion`, in order; ends when `signal` aborts.
+   * `onBookmark(rv)` (Kubernetes' BOOKMARK events) says every event of the
+   * kind up to `rv` has been delivered: a place to resume from even when the
+   * kind itself had no writes.
+   */
   watch<T extends ClusterObject>(
     kind: SluiceKind,
     resourceVersion: string,
     onEvent: (event: WatchEvent<T>) => void | Promise<void>,
     signal: AbortSignal,
+    onBookmark?: (resourceVersion: string) => void | Promise<void>,
   ): Promise<void>;
   create<T extends ClusterObject>(object: T): Promise<T>;
   /** Replaces spec/metadata; a stale `metadata.resourceVersion` is a ConflictError. */

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CLUSTER_API_VERSION,
+  NotFoundError,
+  type ClusterObject,
+  type ClusterPort,
+  type SluiceKind,
+} from '@sluice/shared';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import { markDeleting, tombstone, upsertObject } from '../mirror/mirror.repository.js';
+
+/** One step of a multi-object write, with the step that takes it back. */
+export interface Step {
+  run(): Promise<void>;
+  undo(): Promise<void>;
+}
+
+/**
+ * The gateway's writes of custom resources: through the cluster port (the
+ * source of truth), then through to the mirror at once, so that the caller
+ * reads its own write. The watch-driven sync (mirror/sync.ts) would get there
+ * too, a moment later; both writes are version-guarded, so their order does
+ * not matter.
+ */
+export class CatalogStore {
+  constructor(
+    readonly cluster: ClusterPort,
+    private readonly db: Db,
+    readonly namespace: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** A new object of `kind`, named by a fresh UUID (its REST identifier). */
+  object<Spec>(kind: SluiceKind, spec: Spec, labels: Record<string, string>, id = randomUUID()) {
+    return {
+      apiVersion: CLUSTER_API_VERSION,
+      kind,
+      metadata: { name: id, namespace: this.namespace, labels },
+      spec,
+    } satisfies ClusterObject<Spec>;
+  }
+
+  get<T extends ClusterObject>(kind: SluiceKind, id: string): Promise<T | undefined> {
+    return this.cluster.get<T>(kind, this.namespace, id);
+  }
+
+  async create<T extends ClusterObject>(object: T): Promise<T> {
+    const out = await this.cluster.create(object);
+    await upsertObject(this.db, out);
+    return out;
+  }
+
+  /** Replaces spec and metadata; a stale resourceVersion is a ConflictError. */
+  async update<T extends ClusterObject>(object: T): Promise<T> {
+    const out = await this.cluster.update(object);
+    await upsertObject(this.db, out);
+    return out;
+  }
+
+  /** JSON merge patch of metadata and spec. */
+  async patch<T extends ClusterObject>(kind: SluiceKind, id: string, patch: unknown): Promise<T> {
+    const out = await this.cluster.patch<T>(kind, this.namespace, id, patch);
+    await upsertObject(this.db, out);
+    return out;
+  }
+
+  async patchStatus<T extends ClusterObject>(kind: SluiceKind, id: string, status: unknown): Promise<T> {
+    const out = await this.cluster.patchStatus<T>(kind, this.namespace, id, status);
+    await upsertObject(this.db, out);
+    return out;
+  }
+
+  /** Deletes; an object already gone is fine (a retried or compensating delete). */
+  async delete(kind: SluiceKind, id: string): Promise<void> {
+    try {
+      await this.cluster.delete(kind, this.namespace, id);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    const still = await this.cluster.get(kind, this.namespace, id);
+    if (still) {
+      await upsertObject(this.db, still);
+      await markDeleting(this.db, kind, id);
+    } else {
+      await tombstone(this.db, kind, id);
+    }
+  }
+
+  /**
+   * Runs the steps in order; when one fails, takes back the ones that ran, in
+   * reverse, and rethrows. The cluster API has no transactions across
+   * objects, so this is how a multi-object write is all or nothing: the
+   * services validate everything before the first step, and a failure here is
+   * an infrastructure failure.
+   */
+  async runSteps(steps: Step[]): Promise<void> {
+    const done: Step[] = [];
+    try {
+      for (const step of steps) {
+        await step.run();
+        done.push(step);
+      }
+    } catch (err) {
+      for (const step of done.reverse()) {
+        await step.undo().catch((undoErr: unknown) =>
+          this.log.error({ err: undoErr }, 'Could not take back a step of a failed catalog write'),
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** A step that creates `object` (and deletes it when taken back). */
+  createStep<T extends ClusterObject>(object: T, onCreated?: (created: T) => void): Step {
+    return {
+      run: async () => {
+        const created = await this.create(object);
+        onCreated?.(created);
+      },
+      undo: () => this.delete(object.kind, object.metadata.name),
+    };
+  }
+}

@@ -1,0 +1,316 @@
+import {
+  CONNECTOR_CALLS,
+  TEAM_LABEL,
+  connectorType,
+  externalizeSecrets,
+  nextState,
+  requireConnectorType,
+  secretPaths,
+  validateConnectorConfig,
+  type ConnectorCall,
+  type ConnectorCreate,
+  type ConnectorListQuery,
+  type ConnectorRead,
+  type ConnectorResource,
+  type ConnectorSpec,
+  type ConnectorState,
+  type ConnectorUpdate,
+  type DataModelResource,
+} from '@sluice/shared';
+import { requireTeam } from '../../auth/access.js';
+import type { Principal } from '../../auth/principal.js';
+import { managedSecretName, missingReferences, replaceStep, secretStep } from '../../catalog/secrets.js';
+import type { Step } from '../../catalog/store.js';
+import type { GatewayContext } from '../../context.js';
+import {
+  badRequest,
+  conflict,
+  invalid,
+  notFound,
+  unprocessable,
+  type ValidationIssue,
+} from '../../http/errors.js';
+import { offsetOf, pageOf } from '../../http/pagination.js';
+import { captureEntries, datamodelObjects } from '../datamodels/datamodels.plan.js';
+import * as repo from './connectors.repository.js';
+import { toConnectorRead } from './connectors.mapper.js';
+
+type Loc = (string | number)[];
+
+/** What a connector write will do, decided before anything is written. */
+export interface ConnectorPlan {
+  connector: ConnectorResource;
+  datamodels: DataModelResource[];
+  steps: Step[];
+}
+
+async function read(ctx: GatewayContext, row: repo.ConnectorRecord): Promise<ConnectorRead> {
+  const ids = await repo.datamodelIdsOf(ctx.db, [row.id]);
+  return toConnectorRead(row, ids.get(row.id) ?? []);
+}
+
+/** The connector, if the caller may read it (404 missing, 403 not in its team). */
+export async function loadConnector(
+  ctx: GatewayContext,
+  p: Principal,
+  id: string,
+): Promise<repo.ConnectorRecord> {
+  const row = await repo.findConnector(ctx.db, id);
+  if (!row) throw notFound('Connector not found');
+  await requireTeam(ctx.db, p, row.team_id as string, 'member');
+  return row;
+}
+
+/**
+ * Validates a configuration for `type` and moves its inline secrets out:
+ * every issue at once, located under `loc`.
+ */
+async function prepareConfiguration(
+  ctx: GatewayContext,
+  type: string,
+  config: Record<string, unknown>,
+  id: string,
+  previous: Record<string, unknown> | null,
+  loc: Loc,
+) {
+  const def = requireConnectorType(type);
+  const fields = secretPaths(def.type);
+  const secretName = managedSecretName('connector', id);
+  const ext = externalizeSecrets({ config, secretFields: fields, previous, secretName });
+  // Validate what the client meant: a `<redacted>` kept from before counts as present.
+  const checked = validateConnectorConfig(def.type, ext.issues.length ? config : ext.config);
+  const issues: ValidationIssue[] = [...ext.issues, ...checked].map((i) => ({
+    ...i,
+    loc: [...loc, ...i.loc],
+  }));
+  issues.push(
+    ...(await missingReferences(
+      ctx,
+      fields.map((f) => ({ loc: [...loc, f], value: ext.config[f] })),
+      secretName,
+    )),
+  );
+  if (issues.length > 0) throw unprocessable(issues);
+  const stored = structuredClone(ext.config);
+  // Spec 2.13: the consumer group of a Kafka source is generated when absent.
+  if (def.type === 'KAFKA_SOURCE' && stored.consumer_group_id === undefined) {
+    stored.consumer_group_id = `sluice-${id}`;
+  }
+  return { config: stored, secret: await secretStep(ctx, secretName, ext.data, ext.retained) };
+}
+
+async function assertNameFree(ctx: GatewayContext, teamId: string, name: string, except?: string) {
+  const other = await repo.findConnectorByName(ctx.db, teamId, name);
+  if (other && other.id !== except) throw conflict(`A connector named "${name}" already exists in this team`);
+}
+
+/** Plans a new connector with its data models (also used by pipelines, which prefix `loc`). */
+export async function planConnector(
+  ctx: GatewayContext,
+  p: Principal,
+  body: ConnectorCreate,
+  loc: Loc = ['body'],
+): Promise<ConnectorPlan> {
+  await requireTeam(ctx.db, p, body.team_id, 'member');
+  await assertNameFree(ctx, body.team_id, body.name);
+  const def = requireConnectorType(body.connector_type);
+  const id = crypto.randomUUID();
+  const { config, secret } = await prepareConfiguration(ctx, def.type, body.json_configuration, id, null, [
+    ...loc,
+    'json_configuration',
+  ]);
+  const spec: ConnectorSpec = {
+    name: body.name,
+    teamId: body.team_id,
+    connectorType: def.type,
+    configuration: config,
+    desiredState: 'stopped',
+  };
+  const connector = ctx.catalog.object(
+    'Connector',
+    spec,
+    { [TEAM_LABEL]: body.team_id },
+    id,
+  ) as ConnectorResource;
+  const datamodels = datamodelObjects(ctx.catalog, connector, captureEntries(def.type, config));
+  const steps = [
+    ...(secret ? [secret] : []),
+    ctx.catalog.createStep(connector),
+    ...datamodels.map((d) => ctx.catalog.createStep(d)),
+  ];
+  return { connector, datamodels, steps };
+}
+
+export async function createConnector(ctx: GatewayContext, p: Principal, body: ConnectorCreate) {
+  const plan = await planConnector(ctx, p, body);
+  await ctx.catalog.runSteps(plan.steps);
+  return getConnector(ctx, p, plan.connector.metadata.name);
+}
+
+export async function getConnector(ctx: GatewayContext, p: Principal, id: string): Promise<ConnectorRead> {
+  return read(ctx, await loadConnector(ctx, p, id));
+}
+
+export async function findConnectorByName(ctx: GatewayContext, p: Principal, name: string, teamId?: string) {
+  if (teamId) await requireTeam(ctx.db, p, teamId, 'member');
+  const row = await repo.findVisibleConnectorByName(ctx.db, p, name, teamId);
+  if (!row) throw notFound('Connector not found');
+  return read(ctx, row);
+}
+
+export async function listConnectors(
+  ctx: GatewayContext,
+  p: Principal,
+  q: ConnectorListQuery,
+  direction?: 'source' | 'target',
+) {
+  if (q.team_id) await requireTeam(ctx.db, p, q.team_id, 'member');
+  const { rows, total } = await repo.listConnectors(
+    ctx.db,
+    p,
+    { ...q, direction },
+    offsetOf(q.page, q.size),
+    q.size,
+  );
+  const ids = await repo.datamodelIdsOf(
+    ctx.db,
+    rows.map((r) => r.id),
+  );
+  const items = rows.map((r) => toConnectorRead(r, ids.get(r.id) ?? []));
+  return pageOf(items, total, q.page, q.size);
+}
+
+/** Spec 4.5, the five rules of a connector change. */
+export async function updateConnector(
+  ctx: GatewayContext,
+  p: Principal,
+  id: string,
+  body: ConnectorUpdate,
+): Promise<ConnectorRead> {
+  await loadConnector(ctx, p, id);
+  const current = await ctx.catalog.get<ConnectorResource>('Connector', id);
+  if (!current) throw notFound('Connector not found');
+  const spec = current.spec;
+  // Rule 4.
+  if (body.connector_type !== undefined && body.connector_type !== spec.connectorType) {
+    throw invalid(['body', 'connector_type'], 'connector_type cannot change after creation');
+  }
+  const teamId = body.team_id ?? spec.teamId;
+  if (teamId !== spec.teamId) {
+    await requireTeam(ctx.db, p, teamId, 'member');
+    const users = await repo.connectorUsers(ctx.db, id);
+    if (users.subscriptions.length + users.pipelines.length > 0) {
+      throw conflict('The connector is in use by subscriptions or pipelines and cannot move to another team');
+    }
+  }
+  const name = body.name ?? spec.name;
+  if (name !== spec.name || teamId !== spec.teamId) await assertNameFree(ctx, teamId, name, id);
+
+  let configuration = spec.configuration;
+  let newEntries: string[] = [];
+  const steps: Step[] = [];
+  if (body.json_configuration !== undefined) {
+    const def = requireConnectorType(spec.connectorType);
+    // Rule 1: replaced whole. Rule 2: the capture list never shrinks.
+    const given = structuredClone(body.json_configuration);
+    const before = captureEntries(def.type, spec.configuration);
+    if (def.topics_config_key === 'whitelist') {
+      // A list of the wrong type is left for validation to report.
+      if (!Object.hasOwn(given, 'whitelist') || Array.isArray(given.whitelist)) {
+        const asked = (given.whitelist ?? []) as unknown[];
+        given.whitelist = [...before, ...asked.filter((e) => !before.includes(e as string))];
+      }
+      newEntries = captureEntries(def.type, given).filter((e) => !before.includes(e));
+    } else if (def.topics_config_key === 'topic') {
+      if (given.topic === undefined && before[0] !== undefined) given.topic = before[0];
+      else if (before[0] !== undefined && given.topic !== before[0]) {
+        throw invalid(
+          ['body', 'json_configuration', 'topic'],
+          'The topic of a Kafka source cannot change: create another connector for another topic',
+        );
+      }
+    }
+    const prepared = await prepareConfiguration(ctx, def.type, given, id, spec.configuration, [
+      'body',
+      'json_configuration',
+    ]);
+    configuration = prepared.config;
+    if (prepared.secret) steps.push(prepared.secret);
+  }
+  const next: ConnectorSpec = { ...spec, name, teamId, configuration };
+  const labels = { ...current.metadata.labels, [TEAM_LABEL]: teamId };
+  const updated = { ...current, spec: next };
+  const datamodels = datamodelObjects(ctx.catalog, updated, newEntries);
+  steps.push(...datamodels.map((d) => ctx.catalog.createStep(d)));
+  steps.push(replaceStep(ctx, current, { spec: next, labels }));
+  if (teamId !== spec.teamId) {
+    for (const dmId of (await repo.datamodelIdsOf(ctx.db, [id])).get(id) ?? []) {
+      const dm = await ctx.catalog.get<DataModelResource>('DataModel', dmId);
+      if (dm) {
+        steps.push(
+          replaceStep(ctx, dm, {
+            spec: { ...dm.spec, teamId },
+            labels: { ...dm.metadata.labels, [TEAM_LABEL]: teamId },
+          }),
+        );
+      }
+    }
+  }
+  await ctx.catalog.runSteps(steps);
+  return getConnector(ctx, p, id);
+}
+
+/** Refused (409) while a subscription or pipeline uses it; takes its data models and managed secret along. */
+export async function deleteConnector(ctx: GatewayContext, p: Principal, id: string): Promise<void> {
+  await loadConnector(ctx, p, id);
+  const users = await repo.connectorUsers(ctx.db, id);
+  const using = [
+    ...users.pipelines.map((n) => `pipeline "${n}"`),
+    ...users.subscriptions.map((n) => `subscription "${n}"`),
+  ];
+  if (using.length > 0) {
+    throw conflict(`The connector is in use by ${using.join(', ')}: delete those first`);
+  }
+  await deleteConnectorObjects(ctx, id);
+}
+
+/** Deletes a connector, its data models and its secret (idempotent: a retry finishes a half-done delete). */
+export async function deleteConnectorObjects(ctx: GatewayContext, id: string): Promise<void> {
+  for (const dmId of (await repo.datamodelIdsOf(ctx.db, [id])).get(id) ?? []) {
+    await ctx.catalog.delete('DataModel', dmId);
+  }
+  await ctx.catalog.delete('Connector', id);
+  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('connector', id));
+}
+
+/** Start/stop (spec 3.2): records the desired state and the accepted move; the operator converges. */
+export async function runConnector(
+  ctx: GatewayContext,
+  p: Principal,
+  id: string,
+  call: ConnectorCall,
+): Promise<string> {
+  const row = await loadConnector(ctx, p, id);
+  const state = row.state as ConnectorState;
+  const to = nextState(CONNECTOR_CALLS[call], state);
+  if (!to) throw conflict(`The connector is ${state}: ${call} is not allowed in this state`);
+  await ctx.catalog.patch('Connector', id, {
+    spec: { desiredState: call === 'start' ? 'running' : 'stopped' },
+  });
+  await ctx.catalog.patchStatus('Connector', id, { state: to, message: null });
+  return to.toUpperCase();
+}
+
+/** A source (or target) connector for a worker-config call; 400 for the other direction. */
+export async function loadDirected(
+  ctx: GatewayContext,
+  p: Principal,
+  id: string,
+  direction: 'source' | 'target',
+) {
+  const row = await loadConnector(ctx, p, id);
+  if (connectorType(row.connector_type)?.direction !== direction) {
+    throw badRequest(`The connector is not a ${direction} connector`);
+  }
+  return row;
+}

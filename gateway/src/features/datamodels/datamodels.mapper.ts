@@ -1,0 +1,35 @@
+import type { DataModelRead, DataModelSpec, Monitoring, MonitoringRead } from '@sluice/shared';
+import { toIso } from '../../db/timestamps.js';
+import type { DataModelRecord } from './datamodels.repository.js';
+
+export function toDataModelRead(row: DataModelRecord): DataModelRead {
+  const spec = row.spec as DataModelSpec;
+  return {
+    id: row.id,
+    name: row.name,
+    connector_id: row.connector_id,
+    team_id: row.team_id as string,
+    entry: row.entry,
+    enabled: row.enabled,
+    source_topic: spec.sourceTopic ?? null,
+    target_topic: spec.targetTopic ?? null,
+    error_table_enabled: spec.errorTable?.enabled ?? false,
+    error_table_name: spec.errorTable?.name ?? null,
+    error_table_target_id: spec.errorTable?.targetConnectorId ?? null,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/** Worker counters of a status (issue 6 fills them); zeros until a worker reported. */
+export function toMonitoringRead(id: string, monitoring: Monitoring | undefined): MonitoringRead {
+  return {
+    id,
+    messages_in: monitoring?.messagesIn ?? 0,
+    messages_out: monitoring?.messagesOut ?? 0,
+    errors: monitoring?.errors ?? 0,
+    last_event_at: monitoring?.lastEventTime ?? null,
+    reported_at: monitoring?.reportedAt ?? null,
+    as_of: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,100 @@
+import type { TestGateway, TestUser } from './harness.js';
+
+/** Inline secret values the catalog tests write; no response or log may ever contain them. */
+export const SECRETS = {
+  pgSource: 'pg-source-s3cret-9f2c',
+  pgTarget: 'pg-target-s3cret-4b7e',
+  kafka: 'kafka-sasl-s3cret-1d8a',
+  mapperKey: 'mapper-passphrase-s3cret-77aa',
+} as const;
+
+export const configs = {
+  kafkaSource: (topic = 'orders') => ({ topic, bootstrap_servers: 'kafka-1:9092' }),
+  pgSource: (whitelist = ['public.orders', 'public.customers']) => ({
+    host: 'db.internal',
+    database: 'shop',
+    user: 'cdc',
+    password: SECRETS.pgSource,
+    whitelist,
+  }),
+  pgTarget: () => ({ host: 'dwh.internal', database: 'dwh', user: 'loader', password: SECRETS.pgTarget }),
+  kafkaTarget: () => ({
+    bootstrap_server: 'kafka-2:9092',
+    security_protocol: 'SASL_SSL',
+    sasl_mechanism: 'PLAIN',
+    sasl_username: 'writer',
+    sasl_password: SECRETS.kafka,
+  }),
+};
+
+export interface TeamSetup {
+  owner: TestUser;
+  /** A second member of the team (role member). */
+  member: TestUser;
+  /** In the same environment, not in the team. */
+  outsider: TestUser;
+  /** Member of another environment only. */
+  stranger: TestUser;
+  envId: string;
+  teamId: string;
+}
+
+/** An environment with a team (owner + member), an outsider of the team, and a stranger elsewhere. */
+export async function setupTeam(gw: TestGateway, name = 'catalog'): Promise<TeamSetup> {
+  const [owner, member, outsider, stranger] = [
+    await gw.user(),
+    await gw.user(),
+    await gw.user(),
+    await gw.user(),
+  ];
+  const envId = (
+    await gw.http
+      .post('/api/envs/')
+      .set(owner.auth)
+      .send({ name: `${name}-env` })
+  ).body.id as string;
+  const teamId = (
+    await gw.http
+      .post('/api/teams/')
+      .set(owner.auth)
+      .send({ name: `${name}-team` })
+  ).body.id as string;
+  const add = await gw.http
+    .post(`/api/teams/${teamId}/members/bulk`)
+    .set(owner.auth)
+    .send({ members: [member.id] });
+  if (add.status !== 204) throw new Error(`adding a member failed: ${add.status}`);
+  // The outsider is in the environment through a team of their own.
+  const otherTeam = (
+    await gw.http
+      .post('/api/teams/')
+      .set(owner.auth)
+      .send({ name: `${name}-other` })
+  ).body.id;
+  await gw.http
+    .post(`/api/teams/${otherTeam}/members/bulk`)
+    .set(owner.auth)
+    .send({ members: [outsider.id] });
+  await gw.http
+    .post('/api/envs/')
+    .set(stranger.auth)
+    .send({ name: `${name}-elsewhere` });
+  return { owner, member, outsider, stranger, envId, teamId };
+}
+
+export async function createConnector(
+  gw: TestGateway,
+  u: TestUser,
+  teamId: string,
+  name: string,
+  connector_type: string,
+  json_configuration: Record<string, unknown>,
+) {
+  const res = await gw.http
+    .post('/api/connectors/')
+    .set(u.auth)
+    .send({ name, connector_type, json_configuration, team_id: teamId });
+  if (res.status !== 201)
+    throw new Error(`connector create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { id: string; datamodel_ids: string[]; name: string };
+}

@@ -1,0 +1,4 @@
+// The catalog's custom resources (issue 4): schemas, types, labels and state machines.
+export * from './resources.js';
+export * from './states.js';
+export * from './worker-config.js';

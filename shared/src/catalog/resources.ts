@@ -1,0 +1,269 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
+import type { ClusterObject } from '../ports/cluster.js';
+import { API_GROUP } from '../version.js';
+
+// The five custom resources of API group sluice.dev/v1alpha1 (architecture
+// brief, "Source of truth"): spec and status apart, status written only
+// through the status call. Field names are camelCase as Kubernetes resources
+// are; the REST API keeps the spec's snake_case and maps between the two in
+// the gateway. Object names (`metadata.name`) are UUIDs, which are also the
+// REST identifiers; the human name, the team and references live in `spec`
+// and in labels so that `kubectl get -l` and the mirror can select on them.
+//
+// These schemas are structural (one type per node, no top-level unions) so
+// that the CRDs of issue 5 can be generated from them; open objects carry
+// `x-kubernetes-preserve-unknown-fields`.
+
+export const TEAM_LABEL = `${API_GROUP}/team-id`;
+export const CONNECTOR_LABEL = `${API_GROUP}/connector-id`;
+export const DATAMODEL_LABEL = `${API_GROUP}/datamodel-id`;
+export const TARGET_CONNECTOR_LABEL = `${API_GROUP}/target-connector-id`;
+export const PIPELINE_LABEL = `${API_GROUP}/pipeline-id`;
+
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const Ref = (description: string) => Type.String({ pattern: UUID_PATTERN, description });
+const OpenObject = (description: string) =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    description,
+    'x-kubernetes-preserve-unknown-fields': true,
+  });
+const HumanName = Type.String({ minLength: 1, maxLength: 255, description: 'The name users see' });
+const Enum = <T extends string>(values: readonly T[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
+
+/** Kubernetes condition convention (metav1.Condition). */
+export const Condition = Type.Object(
+  {
+    type: Type.String({ description: 'Ready, Progressing or Degraded' }),
+    status: Enum(['True', 'False', 'Unknown'] as const, 'Whether the condition holds'),
+    reason: Type.String({ description: 'CamelCase reason' }),
+    message: Type.String(),
+    lastTransitionTime: Type.String({ format: 'date-time' }),
+    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+export type Condition = Static<typeof Condition>;
+
+/** Counters the workers report (issue 6); absent until a worker ran. */
+export const Monitoring = Type.Object(
+  {
+    messagesIn: Type.Integer({ minimum: 0 }),
+    messagesOut: Type.Integer({ minimum: 0 }),
+    errors: Type.Integer({ minimum: 0 }),
+    lastEventTime: Type.Optional(Type.String({ format: 'date-time' })),
+    latencyMs: Type.Optional(
+      Type.Object(
+        { p50: Type.Number(), p95: Type.Number(), p99: Type.Number(), samples: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    reportedAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type Monitoring = Static<typeof Monitoring>;
+
+const statusCommon = {
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  conditions: Type.Optional(Type.Array(Condition)),
+  message: Type.Optional(
+    Type.String({ description: "The worker's last error, or why the state is what it is" }),
+  ),
+};
+
+const ErrorTable = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    targetConnectorId: Type.Optional(Ref('Connector that receives the error rows')),
+  },
+  { additionalProperties: false, description: 'Where rows that fail go (spec 2.8, 2.9)' },
+);
+export type ErrorTable = Static<typeof ErrorTable>;
+
+// --- Connector ---------------------------------------------------------------
+
+export const CONNECTOR_STATES = ['paused', 'building', 'live', 'stopping', 'error'] as const;
+export type ConnectorState = (typeof CONNECTOR_STATES)[number];
+export const CONNECTOR_DESIRED_STATES = ['running', 'stopped'] as const;
+
+export const ConnectorSpec = Type.Object(
+  {
+    name: HumanName,
+    teamId: Ref('Owning team'),
+    connectorType: Enum(CONNECTOR_TYPE_IDS, 'Connector type (spec 2.13); immutable'),
+    configuration: OpenObject(
+      'The json_configuration of the type; secret fields hold valueFrom references, never values',
+    ),
+    desiredState: Enum(CONNECTOR_DESIRED_STATES, 'Set by start/stop; the operator converges to it'),
+  },
+  { additionalProperties: false },
+);
+export type ConnectorSpec = Static<typeof ConnectorSpec>;
+export const ConnectorStatus = Type.Object(
+  { state: Type.Optional(Enum(CONNECTOR_STATES, 'Spec 3.2')), ...statusCommon },
+  { additionalProperties: false },
+);
+export type ConnectorStatus = Static<typeof ConnectorStatus>;
+
+// --- DataModel ---------------------------------------------------------------
+
+export const SchemaField = Type.Object(
+  { name: Type.String(), type: Type.String(), nullable: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export const DataModelSpec = Type.Object(
+  {
+    name: HumanName,
+    teamId: Ref('Owning team (that of the connector)'),
+    connectorId: Ref('The source connector'),
+    entry: Type.String({ minLength: 1, description: 'The capture-list entry (table or topic)' }),
+    enabled: Type.Boolean({ description: 'Disabled data models are not captured' }),
+    sourceTopic: Type.Optional(Type.String({ minLength: 1 })),
+    targetTopic: Type.Optional(Type.String({ minLength: 1 })),
+    errorTable: ErrorTable,
+  },
+  { additionalProperties: false },
+);
+export type DataModelSpec = Static<typeof DataModelSpec>;
+export const DataModelStatus = Type.Object(
+  {
+    ...statusCommon,
+    schema: Type.Optional(
+      Type.Object(
+        { fields: Type.Array(SchemaField), discoveredAt: Type.String({ format: 'date-time' }) },
+        { additionalProperties: false },
+      ),
+    ),
+    monitoring: Type.Optional(Monitoring),
+  },
+  { additionalProperties: false },
+);
+export type DataModelStatus = Static<typeof DataModelStatus>;
+
+// --- Subscription ------------------------------------------------------------
+
+export const SubscriptionSpec = Type.Object(
+  {
+    name: HumanName,
+    teamId: Ref('Owning team (that of the target connector)'),
+    datamodelId: Ref('The data model delivered'),
+    targetConnectorId: Ref('The target connector'),
+    targetTableName: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Table, or topic for brokers',
+    }),
+    mapperConfig: Type.Array(OpenObject('A mapper column rule (spec 2.10); encrypt_key as a reference'), {
+      description: 'The mapper rules',
+    }),
+    consumerId: Type.String({ minLength: 1, maxLength: 255 }),
+    backfill: Type.Boolean(),
+    enabled: Type.Boolean(),
+    errorTable: ErrorTable,
+  },
+  { additionalProperties: false },
+);
+export type SubscriptionSpec = Static<typeof SubscriptionSpec>;
+export const SubscriptionStatus = Type.Object(
+  { ...statusCommon, monitoring: Type.Optional(Monitoring) },
+  { additionalProperties: false },
+);
+export type SubscriptionStatus = Static<typeof SubscriptionStatus>;
+
+// --- Pipeline ----------------------------------------------------------------
+
+export const PIPELINE_STATES = ['draft', 'building', 'live', 'paused', 'error'] as const;
+export type PipelineState = (typeof PIPELINE_STATES)[number];
+export const PIPELINE_DESIRED_STATES = ['draft', 'running', 'paused'] as const;
+
+export const PipelineSpec = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$' }),
+    teamId: Ref('Owning team'),
+    sourceConnectorId: Ref('Source connector'),
+    targetConnectorId: Ref('Target connector'),
+    datamodelId: Ref('The data model the pipeline delivers'),
+    subscriptionId: Ref('The subscription the pipeline owns'),
+    ownsSource: Type.Boolean({ description: 'The pipeline created its source and deletes it with itself' }),
+    ownsTarget: Type.Boolean({ description: 'The pipeline created its target and deletes it with itself' }),
+    desiredState: Enum(PIPELINE_DESIRED_STATES, 'Set by start/pause'),
+    version: Type.Integer({ minimum: 1, description: 'Spec 2.6: 1 at creation, +1 on every change' }),
+    smtName: Type.Optional(Type.String({ maxLength: 255 })),
+    draftStep: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+export type PipelineSpec = Static<typeof PipelineSpec>;
+export const PipelineStatus = Type.Object(
+  {
+    state: Type.Optional(Enum(PIPELINE_STATES, 'Spec 3.1')),
+    ...statusCommon,
+    monitoring: Type.Optional(Monitoring),
+  },
+  { additionalProperties: false },
+);
+export type PipelineStatus = Static<typeof PipelineStatus>;
+
+// --- Warehouse ---------------------------------------------------------------
+
+export const WAREHOUSE_STATES = ['Draft', 'Live', 'Error'] as const;
+export const WarehouseSpec = Type.Object(
+  {
+    name: HumanName,
+    teamId: Ref('Owning team'),
+    serverHostname: Type.String({ minLength: 1, maxLength: 255 }),
+    httpPath: Type.String({ minLength: 1, maxLength: 255 }),
+    accessToken: OpenObject('A valueFrom reference to the access token'),
+    catalog: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$' })),
+    schema: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$' })),
+  },
+  { additionalProperties: false },
+);
+export type WarehouseSpec = Static<typeof WarehouseSpec>;
+export const WarehouseStatus = Type.Object(
+  {
+    state: Type.Optional(Enum(WAREHOUSE_STATES, 'Spec 3.3')),
+    ...statusCommon,
+    testedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+export type WarehouseStatus = Static<typeof WarehouseStatus>;
+
+// --- The kinds ---------------------------------------------------------------
+
+export type ConnectorResource = ClusterObject<ConnectorSpec, ConnectorStatus> & { kind: 'Connector' };
+export type DataModelResource = ClusterObject<DataModelSpec, DataModelStatus> & { kind: 'DataModel' };
+export type SubscriptionResource = ClusterObject<SubscriptionSpec, SubscriptionStatus> & {
+  kind: 'Subscription';
+};
+export type PipelineResource = ClusterObject<PipelineSpec, PipelineStatus> & { kind: 'Pipeline' };
+export type WarehouseResource = ClusterObject<WarehouseSpec, WarehouseStatus> & { kind: 'Warehouse' };
+
+export interface ResourceSchemas {
+  spec: TSchema;
+  status: TSchema;
+  /** Plural lower-case name (the CRD's `spec.names.plural`). */
+  plural: string;
+  shortNames: string[];
+}
+
+/** Per kind: the schemas the CRDs (issue 5) and the contract tests are built from. */
+export const RESOURCE_SCHEMAS = {
+  Connector: { spec: ConnectorSpec, status: ConnectorStatus, plural: 'connectors', shortNames: ['sconn'] },
+  DataModel: { spec: DataModelSpec, status: DataModelStatus, plural: 'datamodels', shortNames: ['sdm'] },
+  Subscription: {
+    spec: SubscriptionSpec,
+    status: SubscriptionStatus,
+    plural: 'subscriptions',
+    shortNames: ['ssub'],
+  },
+  Pipeline: { spec: PipelineSpec, status: PipelineStatus, plural: 'pipelines', shortNames: ['spl'] },
+  Warehouse: { spec: WarehouseSpec, status: WarehouseStatus, plural: 'warehouses', shortNames: ['swh'] },
+} as const satisfies Record<string, ResourceSchemas>;

@@ -1,0 +1,274 @@
+import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
+import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
+import { CONNECTOR_STATES, PIPELINE_STATES } from '../catalog/resources.js';
+import { Page, PageQuery, Timestamp, Uuid } from './common.js';
+
+// REST bodies of the catalog (spec 2.6–2.9, 4.4–4.6): snake_case, as the spec
+// writes them. The custom resources behind them are in catalog/resources.ts.
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Literals = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
+
+export const ConnectorTypeValue = Literals(CONNECTOR_TYPE_IDS, 'Connector type (spec 2.13)');
+export const ConnectorStateValue = Literals(CONNECTOR_STATES, 'Spec 3.2');
+export const PipelineStateValue = Literals(PIPELINE_STATES, 'Spec 3.1');
+const HumanName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
+const Configuration = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'The json_configuration of the type (GET /connector-types/): secret fields take a value or ' +
+    '`{valueFrom: {secretKeyRef: {name, key}}}` and read back as `<redacted>`',
+});
+
+// --- Connectors --------------------------------------------------------------
+
+export const ConnectorCreate = Type.Object(
+  { name: HumanName, connector_type: ConnectorTypeValue, json_configuration: Configuration, team_id: Uuid },
+  { $id: 'ConnectorCreate', additionalProperties: false },
+);
+export type ConnectorCreate = Static<typeof ConnectorCreate>;
+
+export const ConnectorUpdate = Type.Object(
+  {
+    name: Type.Optional(HumanName),
+    json_configuration: Type.Optional(Configuration),
+    team_id: Type.Optional(Uuid),
+    connector_type: Type.Optional(ConnectorTypeValue),
+  },
+  {
+    $id: 'ConnectorUpdate',
+    additionalProperties: false,
+    description:
+      'Spec 4.5 rules: json_configuration is replaced whole; the capture list never shrinks (omitted ' +
+      'entries are kept, new ones create data models); connector_type cannot change; a CDC source ' +
+      'needs at least one table.',
+  },
+);
+export type ConnectorUpdate = Static<typeof ConnectorUpdate>;
+
+export const ConnectorRead = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    connector_type: ConnectorTypeValue,
+    direction: Literals(['source', 'target', 'job'] as const),
+    topics_config_key: Nullable(Literals(['whitelist', 'topic'] as const)),
+    json_configuration: Configuration,
+    team_id: Uuid,
+    team_name: Type.String(),
+    status: ConnectorStateValue,
+    desired_state: Literals(['running', 'stopped'] as const, 'What start/stop asked for'),
+    status_message: Nullable(Type.String({ description: "The worker's last error, when any" })),
+    datamodel_ids: Type.Array(Uuid, { description: 'Data models of its capture list (sources)' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'ConnectorRead', additionalProperties: false },
+);
+export type ConnectorRead = Static<typeof ConnectorRead>;
+export const ConnectorPage = Page(ConnectorRead, 'Page_ConnectorRead');
+
+const Search = Type.String({ minLength: 1, maxLength: 255, description: 'Part of the name, any case' });
+export const ConnectorListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    team_id: Type.Optional(Uuid),
+    connector_type: Type.Optional(ConnectorTypeValue),
+    status: Type.Optional(ConnectorStateValue),
+    search: Type.Optional(Search),
+  }),
+]);
+export type ConnectorListQuery = Static<typeof ConnectorListQuery>;
+
+export const CatalogFilterOneQuery = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  team_id: Type.Optional(Uuid),
+});
+export type CatalogFilterOneQuery = Static<typeof CatalogFilterOneQuery>;
+
+/** 202 bodies of start/stop/pause: the state the call moved to, in upper case (spec 2.6). */
+export const StateString = Type.String({ description: 'The new state in upper case, e.g. "BUILDING"' });
+
+// --- Data models -------------------------------------------------------------
+
+const errorTableFields = {
+  error_table_enabled: Type.Boolean(),
+  error_table_name: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
+  error_table_target_id: Nullable(Uuid),
+};
+
+export const DataModelRead = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: '{connector name}_{entry}' }),
+    connector_id: Uuid,
+    team_id: Uuid,
+    entry: Type.String({ description: 'The table or topic of the capture list' }),
+    enabled: Type.Boolean(),
+    source_topic: Nullable(Type.String()),
+    target_topic: Nullable(Type.String()),
+    ...errorTableFields,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'DataModelRead', additionalProperties: false },
+);
+export type DataModelRead = Static<typeof DataModelRead>;
+export const DataModelPage = Page(DataModelRead, 'Page_DataModelRead');
+export const DataModelListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    team_id: Type.Optional(Uuid),
+    connector_id: Type.Optional(Uuid),
+    enabled: Type.Optional(Type.Boolean()),
+    search: Type.Optional(Search),
+  }),
+]);
+export type DataModelListQuery = Static<typeof DataModelListQuery>;
+
+export const ErrorTableUpdate = Type.Object(
+  {
+    error_table_enabled: Type.Optional(Type.Boolean()),
+    error_table_name: Type.Optional(errorTableFields.error_table_name),
+    error_table_target_id: Type.Optional(errorTableFields.error_table_target_id),
+  },
+  {
+    $id: 'ErrorTableUpdate',
+    additionalProperties: false,
+    description: 'Enabling needs a name; the target, when given, is a connector of the same team',
+  },
+);
+export type ErrorTableUpdate = Static<typeof ErrorTableUpdate>;
+
+export const DataModelSchemaRead = Type.Object(
+  {
+    datamodel_id: Uuid,
+    source: Literals(
+      ['worker', 'registry', 'none'] as const,
+      'worker: discovered by the source worker; registry: the latest version registered under the ' +
+        "data model's name (POST /schemas/{subject}); none: not known yet",
+    ),
+    subject: Nullable(Type.String()),
+    version: Nullable(Type.Integer()),
+    schema_type: Nullable(Literals(['AVRO', 'JSON'] as const)),
+    schema: Nullable(Type.String({ description: 'The registered definition' })),
+    fields: Type.Array(
+      Type.Object(
+        { name: Type.String(), type: Type.String(), nullable: Type.Boolean() },
+        { additionalProperties: false },
+      ),
+    ),
+    updated_at: Nullable(Timestamp),
+  },
+  { $id: 'DataModelSchemaRead', additionalProperties: false },
+);
+export type DataModelSchemaRead = Static<typeof DataModelSchemaRead>;
+
+export const MonitoringRead = Type.Object(
+  {
+    id: Uuid,
+    messages_in: Type.Integer({ minimum: 0 }),
+    messages_out: Type.Integer({ minimum: 0 }),
+    errors: Type.Integer({ minimum: 0 }),
+    last_event_at: Nullable(Timestamp),
+    reported_at: Nullable(Timestamp),
+    as_of: Timestamp,
+  },
+  {
+    $id: 'MonitoringRead',
+    additionalProperties: false,
+    description: 'Counters the workers report; zeros and null times until a worker has run',
+  },
+);
+export type MonitoringRead = Static<typeof MonitoringRead>;
+
+// --- Subscriptions -----------------------------------------------------------
+
+const MapperConfig = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+  description:
+    'Mapper column rules (spec 2.10; POST /smt/process_mapper tries them). encrypt_key takes a value or a ' +
+    'valueFrom reference and reads back as <redacted>.',
+});
+const subscriptionFields = {
+  name: HumanName,
+  target_table_name: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Output table; the output topic for message-broker targets. Default: the data model name',
+  }),
+  mapper_config: MapperConfig,
+  smt_config: { ...MapperConfig, description: 'Alias of mapper_config (spec 2.9)' },
+  consumer_id: Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9._-]+$' }),
+  backfill: Type.Boolean(),
+  enabled: Type.Boolean(),
+  ...errorTableFields,
+};
+const optional = <T extends Record<string, TSchema>>(fields: T) =>
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof T]: TOptional<T[K]>;
+  };
+
+export const SubscriptionCreate = Type.Object(
+  { datamodel_id: Uuid, target_connector_id: Uuid, ...optional(subscriptionFields) },
+  { $id: 'SubscriptionCreate', additionalProperties: false },
+);
+export type SubscriptionCreate = Static<typeof SubscriptionCreate>;
+export const SubscriptionUpdate = Type.Object(optional(subscriptionFields), {
+  $id: 'SubscriptionUpdate',
+  additionalProperties: false,
+});
+export type SubscriptionUpdate = Static<typeof SubscriptionUpdate>;
+
+export const SubscribeAll = Type.Object(
+  {
+    datamodel_ids: Type.Array(Uuid, { minItems: 1, maxItems: 100, uniqueItems: true }),
+    target_connector_ids: Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true }),
+    mapper_config: Type.Optional(MapperConfig),
+    backfill: Type.Optional(Type.Boolean()),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  {
+    $id: 'SubscribeAll',
+    additionalProperties: false,
+    description:
+      'One subscription per (data model, target) pair, all in one go or none: each delivers to a table ' +
+      'named after its data model. Pairs that already have a subscription are a 409.',
+  },
+);
+export type SubscribeAll = Static<typeof SubscribeAll>;
+
+export const SubscriptionRead = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    datamodel_id: Uuid,
+    target_connector_id: Uuid,
+    team_id: Uuid,
+    target_table_name: Type.String(),
+    mapper_config: MapperConfig,
+    consumer_id: Type.String(),
+    backfill: Type.Boolean(),
+    enabled: Type.Boolean(),
+    ...errorTableFields,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'SubscriptionRead', additionalProperties: false },
+);
+export type SubscriptionRead = Static<typeof SubscriptionRead>;
+export const SubscriptionList = Type.Array(SubscriptionRead, { $id: 'SubscriptionList' });
+export const SubscriptionPage = Page(SubscriptionRead, 'Page_SubscriptionRead');
+export const SubscriptionListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    team_id: Type.Optional(Uuid),
+    datamodel_id: Type.Optional(Uuid),
+    target_connector_id: Type.Optional(Uuid),
+    enabled: Type.Optional(Type.Boolean()),
+    search: Type.Optional(Search),
+  }),
+]);
+export type SubscriptionListQuery = Static<typeof SubscriptionListQuery>;
