@@ -10,6 +10,7 @@ import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
 import { authRoutes } from './features/auth/auth.routes.js';
 import { connectorRoutes } from './features/connectors/connectors.routes.js';
 import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
+import { subscriptionRoutes } from './features/subscriptions/subscriptions.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
@@ -36,6 +37,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...connectorTypeRoutes(),
     ...connectorRoutes(ctx),
     ...datamodelRoutes(ctx),
+    ...subscriptionRoutes(ctx),
     ...schemaRoutes(ctx),
     ...secretRoutes(ctx),
   ];

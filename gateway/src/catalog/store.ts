@@ -8,7 +8,7 @@ import {
 } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { markDeleting, tombstone, upsertObject } from '../mirror/mirror.repository.js';
+import { markDeleted, markDeleting, tombstone, upsertObject } from '../mirror/mirror.repository.js';
 
 /** One step of a multi-object write, with the step that takes it back. */
 export interface Step {
@@ -73,6 +73,8 @@ export class CatalogStore {
 
   /** Deletes; an object already gone is fine (a retried or compensating delete). */
   async delete(kind: SluiceKind, id: string): Promise<void> {
+    // The last version before the delete: its tombstone must outrank it.
+    const before = await this.cluster.get(kind, this.namespace, id);
     try {
       await this.cluster.delete(kind, this.namespace, id);
     } catch (err) {
@@ -82,8 +84,12 @@ export class CatalogStore {
     if (still) {
       await upsertObject(this.db, still);
       await markDeleting(this.db, kind, id);
+    } else if (before) {
+      // The deletion took a version after `before`'s; the sync's DELETED event
+      // moves the tombstone up to it.
+      await tombstone(this.db, before, String(BigInt(before.metadata.resourceVersion ?? '0') + 1n));
     } else {
-      await tombstone(this.db, kind, id);
+      await markDeleted(this.db, kind, id);
     }
   }
 
@@ -103,9 +109,11 @@ export class CatalogStore {
       }
     } catch (err) {
       for (const step of done.reverse()) {
-        await step.undo().catch((undoErr: unknown) =>
-          this.log.error({ err: undoErr }, 'Could not take back a step of a failed catalog write'),
-        );
+        await step
+          .undo()
+          .catch((undoErr: unknown) =>
+            this.log.error({ err: undoErr }, 'Could not take back a step of a failed catalog write'),
+          );
       }
       throw err;
     }

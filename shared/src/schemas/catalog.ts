@@ -235,7 +235,7 @@ export const SubscribeAll = Type.Object(
     additionalProperties: false,
     description:
       'One subscription per (data model, target) pair, all in one go or none: each delivers to a table ' +
-      'named after its data model. Pairs that already have a subscription are a 409.',
+      'named after its data model; any invalid pair fails the whole request (422, located).',
   },
 );
 export type SubscribeAll = Static<typeof SubscribeAll>;

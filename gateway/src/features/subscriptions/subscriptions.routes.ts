@@ -1,0 +1,145 @@
+import {
+  SubscribeAll,
+  SubscriptionCreate,
+  SubscriptionList,
+  SubscriptionListQuery,
+  SubscriptionPage,
+  SubscriptionRead,
+  SubscriptionUpdate,
+} from '@sluice/shared';
+import type { GatewayContext } from '../../context.js';
+import { IdParams } from '../../http/params.js';
+import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
+import * as subscriptions from './subscriptions.service.js';
+
+const tag = 'subscriptions';
+const forbidden403 = { description: 'Not a member of the owning team' };
+const notFound404 = { description: 'No such subscription' };
+const invalid422 = {
+  description:
+    'Invalid body, mapper rules (located by rule index), unknown ids, or a table target without a primary key',
+};
+
+export function subscriptionRoutes(ctx: GatewayContext): AnyRoute[] {
+  const toggle = (call: 'start' | 'pause') =>
+    route({
+      method: 'post',
+      path: `/subscriptions/:id/${call}`,
+      tag,
+      auth: 'user',
+      summary: call === 'start' ? 'Enable the subscription' : 'Disable the subscription',
+      description: 'The target worker restarts to apply it (spec 3.2); the answer comes before it has.',
+      params: IdParams,
+      responses: {
+        202: { description: 'The subscription', schema: SubscriptionRead },
+        403: forbidden403,
+        404: notFound404,
+        409: { description: 'start: a table target and a mapping without a primary key' },
+      },
+      handler: async ({ principal, params }) =>
+        accepted(await subscriptions.setEnabled(ctx, principal, params.id, call === 'start')),
+    });
+  return [
+    route({
+      method: 'get',
+      path: '/subscriptions/',
+      tag,
+      auth: 'user',
+      summary: 'List subscriptions (filters: team_id, datamodel_id, target_connector_id, enabled, search)',
+      query: SubscriptionListQuery,
+      responses: {
+        200: { description: 'A page of subscriptions', schema: SubscriptionPage },
+        403: forbidden403,
+      },
+      handler: async ({ principal, query }) =>
+        ok(await subscriptions.listSubscriptions(ctx, principal, query)),
+    }),
+    route({
+      method: 'post',
+      path: '/subscriptions/',
+      tag,
+      auth: 'user',
+      summary: 'Deliver one data model to one target connector',
+      description:
+        'Defaults: name `{data model}-{target}`, target_table_name the table part of the entry, ' +
+        'consumer_id `sluice-{id}`, enabled, no backfill, no error table. Both ends must belong to one team.',
+      body: SubscriptionCreate,
+      responses: {
+        201: { description: 'Created', schema: SubscriptionRead },
+        403: forbidden403,
+        422: invalid422,
+      },
+      handler: async ({ principal, body }) =>
+        created(await subscriptions.createSubscription(ctx, principal, body)),
+    }),
+    route({
+      method: 'post',
+      path: '/subscriptions/subscribe-all',
+      tag,
+      auth: 'user',
+      summary: 'Deliver several data models to several targets at once (all or nothing)',
+      body: SubscribeAll,
+      responses: {
+        201: {
+          description: 'The subscriptions, one per (data model, target) pair',
+          schema: SubscriptionList,
+        },
+        403: forbidden403,
+        422: invalid422,
+      },
+      handler: async ({ principal, body }) => created(await subscriptions.subscribeAll(ctx, principal, body)),
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/:id',
+      tag,
+      auth: 'user',
+      summary: 'Read a subscription',
+      params: IdParams,
+      responses: {
+        200: { description: 'The subscription', schema: SubscriptionRead },
+        403: forbidden403,
+        404: notFound404,
+      },
+      handler: async ({ principal, params }) =>
+        ok(await subscriptions.getSubscription(ctx, principal, params.id)),
+    }),
+    route({
+      method: 'patch',
+      path: '/subscriptions/:id',
+      tag,
+      auth: 'user',
+      summary: 'Change a subscription (all fields optional); the target worker restarts',
+      params: IdParams,
+      body: SubscriptionUpdate,
+      responses: {
+        200: { description: 'The subscription', schema: SubscriptionRead },
+        403: forbidden403,
+        404: notFound404,
+        422: invalid422,
+      },
+      handler: async ({ principal, params, body }) =>
+        ok(await subscriptions.updateSubscription(ctx, principal, params.id, body)),
+    }),
+    route({
+      method: 'delete',
+      path: '/subscriptions/:id',
+      tag,
+      auth: 'user',
+      summary: 'Delete a subscription',
+      params: IdParams,
+      responses: {
+        204: { description: 'Deleted' },
+        403: forbidden403,
+        404: notFound404,
+        409: { description: 'It belongs to a pipeline: delete the pipeline' },
+      },
+      handler: async ({ principal, params }) => {
+        await subscriptions.deleteSubscription(ctx, principal, params.id);
+        return noContent();
+      },
+    }),
+    toggle('start'),
+    toggle('pause'),
+  ];
+}
