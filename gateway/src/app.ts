@@ -11,6 +11,7 @@ import { authRoutes } from './features/auth/auth.routes.js';
 import { connectorRoutes } from './features/connectors/connectors.routes.js';
 import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
 import { subscriptionRoutes } from './features/subscriptions/subscriptions.routes.js';
+import { pipelineRoutes } from './features/pipelines/pipelines.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { healthRoutes } from './features/health/health.routes.js';
@@ -38,6 +39,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...connectorRoutes(ctx),
     ...datamodelRoutes(ctx),
     ...subscriptionRoutes(ctx),
+    ...pipelineRoutes(ctx),
     ...schemaRoutes(ctx),
     ...secretRoutes(ctx),
   ];

@@ -104,21 +104,25 @@ async function assertNameFree(ctx: GatewayContext, teamId: string, name: string,
   if (other && other.id !== except) throw conflict(`A connector named "${name}" already exists in this team`);
 }
 
-/** Plans a new connector with its data models (also used by pipelines, which prefix `loc`). */
+/** Plans a new connector with its data models (also used by pipelines, with their own `configLoc`). */
 export async function planConnector(
   ctx: GatewayContext,
   p: Principal,
   body: ConnectorCreate,
-  loc: Loc = ['body'],
+  configLoc: Loc = ['body', 'json_configuration'],
 ): Promise<ConnectorPlan> {
   await requireTeam(ctx.db, p, body.team_id, 'member');
   await assertNameFree(ctx, body.team_id, body.name);
   const def = requireConnectorType(body.connector_type);
   const id = crypto.randomUUID();
-  const { config, secret } = await prepareConfiguration(ctx, def.type, body.json_configuration, id, null, [
-    ...loc,
-    'json_configuration',
-  ]);
+  const { config, secret } = await prepareConfiguration(
+    ctx,
+    def.type,
+    body.json_configuration,
+    id,
+    null,
+    configLoc,
+  );
   const spec: ConnectorSpec = {
     name: body.name,
     teamId: body.team_id,
@@ -190,19 +194,41 @@ export async function updateConnector(
   await loadConnector(ctx, p, id);
   const current = await ctx.catalog.get<ConnectorResource>('Connector', id);
   if (!current) throw notFound('Connector not found');
-  const spec = current.spec;
   // Rule 4.
-  if (body.connector_type !== undefined && body.connector_type !== spec.connectorType) {
+  if (body.connector_type !== undefined && body.connector_type !== current.spec.connectorType) {
     throw invalid(['body', 'connector_type'], 'connector_type cannot change after creation');
   }
-  const teamId = body.team_id ?? spec.teamId;
-  if (teamId !== spec.teamId) {
+  const teamId = body.team_id ?? current.spec.teamId;
+  if (teamId !== current.spec.teamId) {
     await requireTeam(ctx.db, p, teamId, 'member');
     const users = await repo.connectorUsers(ctx.db, id);
     if (users.subscriptions.length + users.pipelines.length > 0) {
       throw conflict('The connector is in use by subscriptions or pipelines and cannot move to another team');
     }
   }
+  const plan = await planConnectorUpdate(ctx, current, { ...body, team_id: teamId }, [
+    'body',
+    'json_configuration',
+  ]);
+  await ctx.catalog.runSteps(plan.steps);
+  return getConnector(ctx, p, id);
+}
+
+/**
+ * Plans a change of name, team or configuration by the rules of spec 4.5 (the
+ * caller checked access and the team move); nothing is written. `configLoc`
+ * locates the configuration in the request. New capture-list entries become
+ * new data models (`plan.datamodels`).
+ */
+export async function planConnectorUpdate(
+  ctx: GatewayContext,
+  current: ConnectorResource,
+  body: { name?: string; team_id?: string; json_configuration?: Record<string, unknown> },
+  configLoc: Loc,
+): Promise<ConnectorPlan> {
+  const id = current.metadata.name;
+  const spec = current.spec;
+  const teamId = body.team_id ?? spec.teamId;
   const name = body.name ?? spec.name;
   if (name !== spec.name || teamId !== spec.teamId) await assertNameFree(ctx, teamId, name, id);
 
@@ -225,22 +251,19 @@ export async function updateConnector(
       if (given.topic === undefined && before[0] !== undefined) given.topic = before[0];
       else if (before[0] !== undefined && given.topic !== before[0]) {
         throw invalid(
-          ['body', 'json_configuration', 'topic'],
+          [...configLoc, 'topic'],
           'The topic of a Kafka source cannot change: create another connector for another topic',
         );
       }
     }
-    const prepared = await prepareConfiguration(ctx, def.type, given, id, spec.configuration, [
-      'body',
-      'json_configuration',
-    ]);
+    const prepared = await prepareConfiguration(ctx, def.type, given, id, spec.configuration, configLoc);
     configuration = prepared.config;
     if (prepared.secret) steps.push(prepared.secret);
   }
   const next: ConnectorSpec = { ...spec, name, teamId, configuration };
   const labels = { ...current.metadata.labels, [TEAM_LABEL]: teamId };
-  const updated = { ...current, spec: next };
-  const datamodels = datamodelObjects(ctx.catalog, updated, newEntries);
+  const connector = { ...current, spec: next };
+  const datamodels = datamodelObjects(ctx.catalog, connector, newEntries);
   steps.push(...datamodels.map((d) => ctx.catalog.createStep(d)));
   steps.push(replaceStep(ctx, current, { spec: next, labels }));
   if (teamId !== spec.teamId) {
@@ -256,8 +279,7 @@ export async function updateConnector(
       }
     }
   }
-  await ctx.catalog.runSteps(steps);
-  return getConnector(ctx, p, id);
+  return { connector, datamodels, steps };
 }
 
 /** Refused (409) while a subscription or pipeline uses it; takes its data models and managed secret along. */

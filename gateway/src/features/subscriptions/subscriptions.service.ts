@@ -214,6 +214,8 @@ export async function planSubscriptionUpdate(
   target: ConnectorResource,
   body: SubscriptionFields,
   loc: Loc,
+  /** A pipeline switching a side points its subscription at another data model. */
+  datamodel?: DataModelResource,
 ): Promise<Step[]> {
   const id = before.metadata.name;
   const secretName = managedSecretName('subscription', id);
@@ -230,6 +232,9 @@ export async function planSubscriptionUpdate(
     mapperConfig = prepared.rules;
     const secret = await secretStep(ctx, secretName, prepared.data, []);
     if (secret) steps.push(secret);
+  } else if (target.metadata.name !== before.spec.targetConnectorId) {
+    const issues = primaryKeyIssues(target, mapperConfig, loc);
+    if (issues.length > 0) throw unprocessable(issues);
   }
   const errorTable = await nextErrorTable(ctx, before.spec.teamId, before.spec.errorTable, body, loc);
   const spec: SubscriptionSpec = {
@@ -241,8 +246,15 @@ export async function planSubscriptionUpdate(
     enabled: body.enabled ?? before.spec.enabled,
     mapperConfig,
     errorTable,
+    datamodelId: datamodel?.metadata.name ?? before.spec.datamodelId,
+    targetConnectorId: target.metadata.name,
   };
-  steps.push(replaceStep(ctx, before, { spec }));
+  const labels = {
+    ...before.metadata.labels,
+    [DATAMODEL_LABEL]: spec.datamodelId,
+    [TARGET_CONNECTOR_LABEL]: spec.targetConnectorId,
+  };
+  steps.push(replaceStep(ctx, before, { spec, labels }));
   return steps;
 }
 
