@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { EmbeddedCluster, EmbeddedSecretStore, SecretBox } from '@sluice/shared';
 import { buildApp } from './app.js';
 import { CatalogStore } from './catalog/store.js';
@@ -22,8 +22,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level,
     // Defence in depth: these keys never reach a log line, whatever logs them.
     redact: {
@@ -39,7 +39,8 @@ export function createLogger(level: string): Logger {
       ],
       censor: '<redacted>',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export async function createContext(

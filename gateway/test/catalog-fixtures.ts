@@ -98,3 +98,24 @@ export async function createConnector(
     throw new Error(`connector create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { id: string; datamodel_ids: string[]; name: string };
 }
+
+/**
+ * Spec 2.14 and the standards: no inline secret value of this suite may
+ * appear in any response body or log line the gateway produced.
+ */
+export function expectNoSecretLeak(gw: TestGateway): void {
+  const { bodies, logs } = gw.recorded();
+  const hits: string[] = [];
+  for (const secret of Object.values(SECRETS)) {
+    for (const [what, lines] of [
+      ['response', bodies],
+      ['log line', logs],
+    ] as const) {
+      const line = lines.find((l) => l.includes(secret));
+      if (line) hits.push(`${what} contains ${secret}: ${line.slice(0, 300)}`);
+    }
+  }
+  if (hits.length > 0) throw new Error(hits.join('\n'));
+  // The scan saw the suite's traffic (guards against a recorder that records nothing).
+  if (bodies.length === 0 || logs.length === 0) throw new Error('nothing was recorded');
+}

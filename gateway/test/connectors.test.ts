@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REDACTED } from '@sluice/shared';
-import { configs, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  configs,
+  createConnector,
+  expectNoSecretLeak,
+  SECRETS,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 describe.each(databaseKinds())('connectors on %s', (kind) => {
@@ -10,7 +17,13 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     gw = await startTestGateway(kind);
     t = await setupTeam(gw);
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    try {
+      expectNoSecretLeak(gw);
+    } finally {
+      await gw.close();
+    }
+  });
 
   const post = (body: Record<string, unknown>, u = t.owner) =>
     gw.http.post('/api/connectors/').set(u.auth).send(body);
@@ -35,9 +48,20 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     });
     expect(res.body.json_configuration.password).toBe(REDACTED);
     expect(res.body.datamodel_ids).toHaveLength(2);
-    const dm = await gw.http.get(`/api/datamodels/${res.body.datamodel_ids[0]}`).set(t.member.auth);
-    expect(dm.status).toBe(200);
-    expect(dm.body).toMatchObject({ name: 'shop-db_public.orders', entry: 'public.orders', enabled: true });
+    const dms = await gw.http.get(`/api/datamodels/?connector_id=${res.body.id}`).set(t.member.auth);
+    expect(
+      dms.body.items.map((d: { name: string; entry: string; enabled: boolean }) => [
+        d.name,
+        d.entry,
+        d.enabled,
+      ]),
+    ).toEqual([
+      ['shop-db_public.customers', 'public.customers', true],
+      ['shop-db_public.orders', 'public.orders', true],
+    ]);
+    expect([...res.body.datamodel_ids].sort()).toEqual(
+      dms.body.items.map((d: { id: string }) => d.id).sort(),
+    );
     // The password is in the managed secret, not in the custom resource.
     const cr = await gw.ctx.cluster.get('Connector', gw.ctx.config.namespace, res.body.id);
     expect(JSON.stringify(cr)).not.toContain(SECRETS.pgSource);

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { configs, createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  configs,
+  createConnector,
+  expectNoSecretLeak,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 describe.each(databaseKinds())('data models on %s', (kind) => {
@@ -24,7 +30,13 @@ describe.each(databaseKinds())('data models on %s', (kind) => {
       ids.set(res.body.entry, id);
     }
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    try {
+      expectNoSecretLeak(gw);
+    } finally {
+      await gw.close();
+    }
+  });
   const entries = ['public.orders', 'public.items', 'public.users'];
   const ids = new Map<string, string>();
   const dm = (i: number) => ids.get(entries[i] as string) as string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import request from 'supertest';
-import type { Express } from 'express';
+import express, { type Express } from 'express';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { GatewayContext } from '../src/context.js';
@@ -49,6 +49,8 @@ export interface TestGateway {
   login(email: string, password: string): Promise<string>;
   /** Mails written to the outbox, oldest first. */
   outbox(): { to: string; subject: string; text: string; token: string }[];
+  /** Every response body this gateway sent and every log line it wrote (secret-leak scans). */
+  recorded(): { bodies: string[]; logs: string[] };
   close(): Promise<void>;
 }
 
@@ -85,9 +87,46 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...env,
   });
-  const ctx = await createContext(config, createLogger(config.logLevel), { pgliteDir: 'memory://' });
-  const { app, routes, openapi } = buildApp(ctx);
-  const http = request(app);
+  // Logs are kept in memory at debug level (and printed when SLUICE_TEST_LOG_LEVEL asks for it), so
+  // that the leak scans read every line the gateway wrote.
+  const logs: string[] = [];
+  const bodies: string[] = [];
+  const printLogs = Boolean(process.env.SLUICE_TEST_LOG_LEVEL);
+  const sink = {
+    write(line: string) {
+      logs.push(line);
+      if (printLogs) process.stdout.write(line);
+    },
+  };
+  const ctx = await createContext(
+    config,
+    createLogger(env.LOG_LEVEL ?? process.env.SLUICE_TEST_LOG_LEVEL ?? 'debug', sink),
+    {
+      pgliteDir: 'memory://',
+    },
+  );
+  const built = buildApp(ctx);
+  const { routes, openapi } = built;
+  // The app as built, behind a recorder of every response body.
+  const app = built.app;
+  const recorder = express();
+  recorder.use((_req, res, next) => {
+    const chunks: Buffer[] = [];
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...a: unknown[]) => typeof res;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      if (chunk) chunks.push(Buffer.from(chunk as string));
+      return write(chunk, ...rest);
+    }) as typeof res.write;
+    res.end = ((chunk: unknown, ...rest: unknown[]) => {
+      if (chunk && typeof chunk !== 'function') chunks.push(Buffer.from(chunk as string));
+      bodies.push(Buffer.concat(chunks).toString('utf8'));
+      return end(chunk, ...rest);
+    }) as typeof res.end;
+    next();
+  });
+  recorder.use(app);
+  const http = request(recorder);
 
   const login = async (email: string, password: string) => {
     const res = await http.post('/api/auth/jwt/login').type('form').send({ username: email, password });
@@ -141,6 +180,7 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
       }
       return files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
     },
+    recorded: () => ({ bodies, logs }),
     async close() {
       await ctx.closeDb();
       await pgdb?.drop();

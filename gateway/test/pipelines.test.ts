@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REDACTED } from '@sluice/shared';
-import { configs, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  configs,
+  createConnector,
+  expectNoSecretLeak,
+  SECRETS,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 const pkRules = [
@@ -15,7 +22,13 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
     gw = await startTestGateway(kind);
     t = await setupTeam(gw);
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    try {
+      expectNoSecretLeak(gw);
+    } finally {
+      await gw.close();
+    }
+  });
 
   const flat = (name: string, extra: Record<string, unknown> = {}) => ({
     name,

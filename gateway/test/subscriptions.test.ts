@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REDACTED } from '@sluice/shared';
-import { configs, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  configs,
+  createConnector,
+  expectNoSecretLeak,
+  SECRETS,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 describe.each(databaseKinds())('subscriptions on %s', (kind) => {
@@ -28,7 +35,13 @@ describe.each(databaseKinds())('subscriptions on %s', (kind) => {
     pg = await createConnector(gw, t.owner, t.teamId, 'warehouse', 'POSTGRES_TARGET', configs.pgTarget());
     kafka = await createConnector(gw, t.owner, t.teamId, 'bus', 'KAFKA_TARGET', configs.kafkaTarget());
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    try {
+      expectNoSecretLeak(gw);
+    } finally {
+      await gw.close();
+    }
+  });
   const post = (body: Record<string, unknown>, u = t.owner) =>
     gw.http.post('/api/subscriptions/').set(u.auth).send(body);
 

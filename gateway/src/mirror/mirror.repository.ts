@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ClusterObject, SluiceKind } from '@sluice/shared';
 import type { Db } from '../db/database.js';
 import { MIRROR_TABLES, project, type MirrorTable } from './projections.js';
@@ -10,7 +10,7 @@ import { MIRROR_TABLES, project, type MirrorTable } from './projections.js';
 // The mirror tables share their common columns; Kysely cannot type a table
 // chosen at run time, so these statements go through one untyped handle.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const untyped = (db: Db) => db as unknown as import('kysely').Kysely<any>;
+const untyped = (db: Db) => db as unknown as Kysely<any>;
 
 /**
  * Inserts or replaces the row of `object` unless the mirror already holds a
@@ -38,7 +38,10 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
     .insertInto(table)
     .values(values)
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet(updates).where(col('resource_version'), '<', sql.ref('excluded.resource_version')),
+      oc
+        .column('id')
+        .doUpdateSet(updates)
+        .where(col('resource_version'), '<', sql.ref('excluded.resource_version')),
     )
     .execute();
 }

@@ -24,6 +24,13 @@ export interface MirrorSyncOptions {
   /** Back-off after a failed watch, doubled up to `maxBackoffMs` (default 200 ms … 10 s). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * A bookmark (every event of a kind up to a version delivered) moves the
+   * stored cursor at most this often (default 10 s): enough that a kind
+   * without writes does not fall behind the retained history and relist at
+   * the next start, without a write per bookmark.
+   */
+  cursorSaveMs?: number;
 }
 
 /**
@@ -44,6 +51,9 @@ export class MirrorSync {
   /** Per kind, the version up to which every event has been applied; absent while (re)listing. */
   private readonly caughtUp = new Map<SluiceKind, string>();
   private readonly waiters = new Set<() => void>();
+  private readonly cursorSaveMs: number;
+  /** Per kind, when the stored cursor last moved (Date.now()). */
+  private readonly savedAt = new Map<SluiceKind, number>();
 
   constructor(
     private readonly db: Db,
@@ -54,6 +64,7 @@ export class MirrorSync {
   ) {
     this.minBackoffMs = opts.minBackoffMs ?? 200;
     this.maxBackoffMs = opts.maxBackoffMs ?? 10_000;
+    this.cursorSaveMs = opts.cursorSaveMs ?? 10_000;
   }
 
   start(): void {
@@ -68,17 +79,20 @@ export class MirrorSync {
   /**
    * Resolves once the mirror shows, for every kind, the cluster as it is when
    * called (tests, probes). resourceVersion is one counter for the whole
-   * cluster, so a kind's watch need not ever reach the current version (the
-   * last write may have been of another kind); a kind is therefore settled
-   * when its loop has applied an event at or past that version, or when its
-   * rows match the list: every listed object at its version or newer, no live
-   * row the list lacks. Costs a list per kind: not for hot paths.
+   * cluster, so a kind's own events need not ever reach the current version
+   * (the last write may have been of another kind); a kind is therefore
+   * settled when its loop has passed that version (an event or a bookmark),
+   * or when its rows match the list: every listed object at its version or
+   * newer, no live row the list lacks (bookmarks may be rare: Kubernetes
+   * sends one about a minute). Costs a list per kind: not for hot paths.
    */
   async settled(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const targets = new Map(
       await Promise.all(
-        SLUICE_KINDS.map(async (k) => [k, await this.cluster.list<ClusterObject>(k, this.namespace)] as const),
+        SLUICE_KINDS.map(
+          async (k) => [k, await this.cluster.list<ClusterObject>(k, this.namespace)] as const,
+        ),
       ),
     );
     const pending = new Set<SluiceKind>(SLUICE_KINDS);
@@ -86,7 +100,9 @@ export class MirrorSync {
     for (;;) {
       for (const kind of pending) {
         const at = this.caughtUp.get(kind);
-        if (at !== undefined && BigInt(at) >= BigInt(targets.get(kind)!.resourceVersion)) pending.delete(kind);
+        if (at !== undefined && BigInt(at) >= BigInt(targets.get(kind)!.resourceVersion)) {
+          pending.delete(kind);
+        }
       }
       // Comparing rows reads the table: at most every 50 ms, however many events wake this.
       if (pending.size > 0 && Date.now() >= nextCompare) {
@@ -147,7 +163,13 @@ export class MirrorSync {
         }
         mustRelist = false;
         this.progressed(kind, cursor);
-        await this.cluster.watch(kind, cursor, (event) => this.apply(kind, event), signal);
+        await this.cluster.watch(
+          kind,
+          cursor,
+          (event) => this.apply(kind, event),
+          signal,
+          (rv) => this.bookmark(kind, rv),
+        );
         backoff = this.minBackoffMs;
       } catch (err) {
         if (signal.aborted) return;
@@ -177,7 +199,18 @@ export class MirrorSync {
       }
       if (rv) await writeCursor(trx, kind, rv);
     });
-    if (rv) this.progressed(kind, rv);
+    if (rv) {
+      this.savedAt.set(kind, Date.now());
+      this.progressed(kind, rv);
+    }
+  }
+
+  private async bookmark(kind: SluiceKind, rv: string): Promise<void> {
+    if (Date.now() - (this.savedAt.get(kind) ?? 0) >= this.cursorSaveMs) {
+      await writeCursor(this.db, kind, rv);
+      this.savedAt.set(kind, Date.now());
+    }
+    this.progressed(kind, rv);
   }
 
   /** Full resynchronisation of one kind, in one transaction; returns the version to watch from. */
