@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  configs,
-  createConnector,
-  expectNoSecretLeak,
-  setupTeam,
-  type TeamSetup,
-} from './catalog-fixtures.js';
+import { configs, createConnector, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 /**
@@ -185,13 +179,7 @@ describe.each(databaseKinds())('catalog authorization matrix on %s', (kind) => {
     gw = await startTestGateway(kind);
     t = await setupTeam(gw, 'authz');
   });
-  afterAll(async () => {
-    try {
-      expectNoSecretLeak(gw);
-    } finally {
-      await gw.close();
-    }
-  });
+  afterAll(() => closeScanned(gw));
 
   /** A source with two tables, a target, a subscription on the second table, and a pipeline on the first. */
   async function fixture(tag: string): Promise<Fixture> {

@@ -119,3 +119,12 @@ export function expectNoSecretLeak(gw: TestGateway): void {
   // The scan saw the suite's traffic (guards against a recorder that records nothing).
   if (bodies.length === 0 || logs.length === 0) throw new Error('nothing was recorded');
 }
+
+/** The afterAll of a catalog suite: scan for leaked secrets, then close the gateway whatever the scan says. */
+export async function closeScanned(gw: TestGateway): Promise<void> {
+  try {
+    expectNoSecretLeak(gw);
+  } finally {
+    await gw.close();
+  }
+}

@@ -3,7 +3,7 @@ import { REDACTED } from '@sluice/shared';
 import {
   configs,
   createConnector,
-  expectNoSecretLeak,
+  closeScanned,
   SECRETS,
   setupTeam,
   type TeamSetup,
@@ -17,13 +17,7 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     gw = await startTestGateway(kind);
     t = await setupTeam(gw);
   });
-  afterAll(async () => {
-    try {
-      expectNoSecretLeak(gw);
-    } finally {
-      await gw.close();
-    }
-  });
+  afterAll(() => closeScanned(gw));
 
   const post = (body: Record<string, unknown>, u = t.owner) =>
     gw.http.post('/api/connectors/').set(u.auth).send(body);
@@ -151,6 +145,49 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     // Rename.
     const renamed = await patch({ name: 'inventory-db' });
     expect(renamed.body.name).toBe('inventory-db');
+  });
+
+  it('shows the worker configuration of a source and of a target, secrets as references', async () => {
+    const src = await createConnector(
+      gw,
+      t.owner,
+      t.teamId,
+      'wc-src',
+      'POSTGRES_SOURCE',
+      configs.pgSource(['public.a']),
+    );
+    const dst = await createConnector(gw, t.owner, t.teamId, 'wc-dst', 'KAFKA_TARGET', configs.kafkaTarget());
+    const sub = await gw.http
+      .post('/api/subscriptions/')
+      .set(t.owner.auth)
+      .send({ datamodel_id: src.datamodel_ids[0], target_connector_id: dst.id, target_table_name: 'a-out' });
+    const source = await gw.http.get(`/api/connectors/${src.id}/source-worker-config`).set(t.member.auth);
+    expect(source.body).toMatchObject({
+      connector_id: src.id,
+      role: 'source',
+      datamodels: [
+        {
+          id: src.datamodel_ids[0],
+          entry: 'public.a',
+          enabled: true,
+          topic: `sluice.${src.datamodel_ids[0]}`,
+        },
+      ],
+    });
+    expect(source.body.configuration.password).toEqual({
+      valueFrom: { secretKeyRef: { name: `sluice-connector-${src.id}`, key: 'password' } },
+    });
+    const target = await gw.http.get(`/api/connectors/${dst.id}/target-worker-config`).set(t.member.auth);
+    expect(target.body.subscriptions).toEqual([
+      expect.objectContaining({
+        id: sub.body.id,
+        topic: `sluice.${src.datamodel_ids[0]}`,
+        target_table_name: 'a-out',
+      }),
+    ]);
+    expect(
+      (await gw.http.get(`/api/connectors/${dst.id}/source-worker-config`).set(t.owner.auth)).status,
+    ).toBe(400);
   });
 
   it('refuses an empty CDC table list at creation with a 422', async () => {

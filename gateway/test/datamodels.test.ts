@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  configs,
-  createConnector,
-  expectNoSecretLeak,
-  setupTeam,
-  type TeamSetup,
-} from './catalog-fixtures.js';
+import { configs, createConnector, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 describe.each(databaseKinds())('data models on %s', (kind) => {
@@ -30,13 +24,7 @@ describe.each(databaseKinds())('data models on %s', (kind) => {
       ids.set(res.body.entry, id);
     }
   });
-  afterAll(async () => {
-    try {
-      expectNoSecretLeak(gw);
-    } finally {
-      await gw.close();
-    }
-  });
+  afterAll(() => closeScanned(gw));
   const entries = ['public.orders', 'public.items', 'public.users'];
   const ids = new Map<string, string>();
   const dm = (i: number) => ids.get(entries[i] as string) as string;

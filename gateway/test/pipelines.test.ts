@@ -3,7 +3,7 @@ import { REDACTED } from '@sluice/shared';
 import {
   configs,
   createConnector,
-  expectNoSecretLeak,
+  closeScanned,
   SECRETS,
   setupTeam,
   type TeamSetup,
@@ -22,13 +22,7 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
     gw = await startTestGateway(kind);
     t = await setupTeam(gw);
   });
-  afterAll(async () => {
-    try {
-      expectNoSecretLeak(gw);
-    } finally {
-      await gw.close();
-    }
-  });
+  afterAll(() => closeScanned(gw));
 
   const flat = (name: string, extra: Record<string, unknown> = {}) => ({
     name,

@@ -3,7 +3,7 @@ import { REDACTED } from '@sluice/shared';
 import {
   configs,
   createConnector,
-  expectNoSecretLeak,
+  closeScanned,
   SECRETS,
   setupTeam,
   type TeamSetup,
@@ -35,13 +35,7 @@ describe.each(databaseKinds())('subscriptions on %s', (kind) => {
     pg = await createConnector(gw, t.owner, t.teamId, 'warehouse', 'POSTGRES_TARGET', configs.pgTarget());
     kafka = await createConnector(gw, t.owner, t.teamId, 'bus', 'KAFKA_TARGET', configs.kafkaTarget());
   });
-  afterAll(async () => {
-    try {
-      expectNoSecretLeak(gw);
-    } finally {
-      await gw.close();
-    }
-  });
+  afterAll(() => closeScanned(gw));
   const post = (body: Record<string, unknown>, u = t.owner) =>
     gw.http.post('/api/subscriptions/').set(u.auth).send(body);
 

@@ -47,27 +47,42 @@ export class CatalogStore {
 
   async create<T extends ClusterObject>(object: T): Promise<T> {
     const out = await this.cluster.create(object);
-    await upsertObject(this.db, out);
+    await this.mirror(out);
     return out;
+  }
+
+  /**
+   * Writes an object the cluster accepted through to the mirror. The cluster
+   * write stands either way: should the mirror write fail, the watch-driven
+   * sync brings the row a moment later, so the failure is logged and the
+   * request goes on (failing it would leave an object the client was told
+   * does not exist).
+   */
+  private async mirror(object: ClusterObject): Promise<void> {
+    try {
+      await upsertObject(this.db, object);
+    } catch (err) {
+      this.log.warn({ err, kind: object.kind, name: object.metadata.name }, 'Mirror write-through failed');
+    }
   }
 
   /** Replaces spec and metadata; a stale resourceVersion is a ConflictError. */
   async update<T extends ClusterObject>(object: T): Promise<T> {
     const out = await this.cluster.update(object);
-    await upsertObject(this.db, out);
+    await this.mirror(out);
     return out;
   }
 
   /** JSON merge patch of metadata and spec. */
   async patch<T extends ClusterObject>(kind: SluiceKind, id: string, patch: unknown): Promise<T> {
     const out = await this.cluster.patch<T>(kind, this.namespace, id, patch);
-    await upsertObject(this.db, out);
+    await this.mirror(out);
     return out;
   }
 
   async patchStatus<T extends ClusterObject>(kind: SluiceKind, id: string, status: unknown): Promise<T> {
     const out = await this.cluster.patchStatus<T>(kind, this.namespace, id, status);
-    await upsertObject(this.db, out);
+    await this.mirror(out);
     return out;
   }
 

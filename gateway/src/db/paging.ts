@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 
 /** Select this with a page's rows: the size of the whole result, in the same query. */
 export const fullCount = sql<string>`count(*) over()`.as('full_count');
@@ -20,3 +20,15 @@ export async function fetchPage<R extends { full_count: string | number }>(
 
 /** `%text%` for ILIKE, with the pattern characters of `text` taken literally. */
 export const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The count fallback of `fetchPage`: the size of the whole result of a filtered query. */
+export function countAllOf<DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+): () => Promise<string> {
+  return () =>
+    q
+      .select(sql<string>`count(*)`.as('n'))
+      .executeTakeFirstOrThrow()
+      // Kysely cannot resolve the selection over a generic database type.
+      .then((r) => (r as { n: string }).n);
+}

@@ -67,11 +67,24 @@ export class MirrorSync {
     this.cursorSaveMs = opts.cursorSaveMs ?? 10_000;
   }
 
+  private gc: NodeJS.Timeout | undefined;
+
   start(): void {
     for (const kind of SLUICE_KINDS) this.loops.push(this.run(kind));
+    // Tombstones are only needed while older events may still arrive: drop
+    // the old ones every hour, not only on a relist.
+    this.gc = setInterval(() => {
+      for (const kind of SLUICE_KINDS) {
+        dropTombstones(this.db, kind).catch((err: unknown) =>
+          this.log.warn({ err, kind }, 'Dropping mirror tombstones failed'),
+        );
+      }
+    }, 3600_000);
+    this.gc.unref();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.gc);
     this.abort.abort();
     await Promise.allSettled(this.loops);
   }

@@ -1,7 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import { visibleTo } from '../../auth/visibility.js';
 import type { Db } from '../../db/database.js';
-import { containsPattern, fetchPage, fullCount } from '../../db/paging.js';
+import { containsPattern, countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 
 // Reads of connectors: SQL on the mirror (writes go through CatalogStore).
 // Rows being deleted or deleted are invisible to every read.
@@ -80,11 +80,7 @@ export async function listConnectors(
         .offset(offset)
         .limit(limit)
         .execute(),
-    () =>
-      q
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-        .then((r) => r.n),
+    countAllOf(q),
     offset,
   );
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { fetchPage, fullCount } from '../../db/paging.js';
+import { countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 import type { EnvRow } from '../../db/schema.js';
 
 export function findEnvByName(db: Db, name: string): Promise<EnvRow | undefined> {
@@ -30,11 +30,7 @@ export async function listEnvs(
   }
   return fetchPage(
     () => q.selectAll().select(fullCount).orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
-    () =>
-      q
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-        .then((r) => r.n),
+    countAllOf(q),
     opts.offset,
   );
 }

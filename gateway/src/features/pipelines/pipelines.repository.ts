@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../../auth/principal.js';
 import { visibleTo } from '../../auth/visibility.js';
 import type { Db } from '../../db/database.js';
-import { containsPattern, fetchPage, fullCount } from '../../db/paging.js';
+import { containsPattern, countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 
 // Reads of pipelines: SQL on the mirror, joined with the mirror rows of their
 // connectors and subscription for the list's names, types and rule counts.
@@ -68,12 +68,6 @@ function filtered(db: Db, p: Principal, f: PipelineFilters) {
   return q;
 }
 
-const countOf = (q: ReturnType<typeof filtered>) => () =>
-  q
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .executeTakeFirstOrThrow()
-    .then((r) => r.n);
-
 /** PipelineList rows: names and types of both connectors, and the number of mapper rules. */
 export async function listPipelines(db: Db, p: Principal, f: PipelineFilters, offset: number, limit: number) {
   const q = filtered(db, p, f);
@@ -100,7 +94,7 @@ export async function listPipelines(db: Db, p: Principal, f: PipelineFilters, of
         .offset(offset)
         .limit(limit)
         .execute(),
-    countOf(q),
+    countAllOf(q),
     offset,
   );
 }
@@ -123,7 +117,7 @@ export async function listPipelineStatuses(
         .offset(offset)
         .limit(limit)
         .execute(),
-    countOf(q),
+    countAllOf(q),
     offset,
   );
 }

@@ -1,7 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import { visibleTo } from '../../auth/visibility.js';
 import type { Db } from '../../db/database.js';
-import { containsPattern, fetchPage, fullCount } from '../../db/paging.js';
+import { containsPattern, countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 
 // Reads of subscriptions: SQL on the mirror.
 
@@ -55,11 +55,7 @@ export async function listSubscriptions(
         .offset(offset)
         .limit(limit)
         .execute(),
-    () =>
-      q
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-        .then((r) => r.n),
+    countAllOf(q),
     offset,
   );
 }

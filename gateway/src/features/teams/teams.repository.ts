@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { fetchPage, fullCount } from '../../db/paging.js';
+import { countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 import type { TeamRow } from '../../db/schema.js';
 
 export function findTeamByName(db: Db, envId: string, name: string): Promise<TeamRow | undefined> {
@@ -37,11 +37,7 @@ export async function listTeams(
   }
   return fetchPage(
     () => q.selectAll().select(fullCount).orderBy('name').offset(opts.offset).limit(opts.limit).execute(),
-    () =>
-      q
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-        .then((r) => r.n),
+    countAllOf(q),
     opts.offset,
   );
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { fetchPage, fullCount } from '../../db/paging.js';
+import { countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 import type { NewUser, UserPatch, UserRow } from '../../db/schema.js';
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
@@ -68,11 +68,7 @@ export async function listUsers(
   return fetchPage(
     () =>
       q.selectAll('users').select(fullCount).orderBy('email').offset(opts.offset).limit(opts.limit).execute(),
-    () =>
-      q
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-        .then((r) => r.n),
+    countAllOf(q),
     opts.offset,
   );
 }
