@@ -1,9 +1,11 @@
 // API benchmark (issue 2, "Speed"): the real gateway (`node gateway/dist/main.js`
 // in a child process, on a temporary data dir and a free 127.0.0.1 port) is
-// seeded through its REST API, then autocannon drives three authenticated reads
+// seeded through its REST API (users, environments, a team, and a catalog of
+// pipelines in that team), then autocannon drives six authenticated reads
 // against it and against a bare node:http server (floor.js, another child
 // process) that answers the same bytes. Prints req/s, p50/p99 and the ratio to
-// the floor for each endpoint. Usage (after `npm run build`):
+// the floor for each endpoint; then times a bounded number of pipeline
+// creations (the write path, catalog.js). Usage (after `npm run build`):
 //   npm run bench:api
 //   BENCH_DURATION_S=5 BENCH_ROUNDS=3 BENCH_DATABASE_URL=postgres://... npm run bench:api
 // Every knob is an environment variable; see bench/README.md, section "API".
@@ -16,6 +18,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { createPipelines, quantile } from './catalog.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
@@ -38,6 +41,9 @@ const CONNECTIONS = num('BENCH_CONNECTIONS', 50);
 const ROUNDS = Math.max(1, Math.floor(num('BENCH_ROUNDS', 1)));
 const ENVS = num('BENCH_ENVS', 50);
 const USERS = num('BENCH_USERS', 10);
+const PIPELINES = Math.floor(num('BENCH_PIPELINES', 200));
+const WRITES = Math.floor(num('BENCH_WRITES', 200));
+const WRITE_CONCURRENCY = Math.max(1, Math.floor(num('BENCH_WRITE_CONCURRENCY', 4)));
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || undefined;
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? resolve(process.env.BENCH_CPU_PROF_DIR) : undefined;
@@ -56,6 +62,7 @@ const RUN_ID = randomBytes(4).toString('hex'); // keeps names unique on a reused
 const tmp = mkdtempSync(join(tmpdir(), 'sluice-bench-api-'));
 const logFile = join(tmp, 'gateway.log');
 const children = [];
+let seedSeconds; // how long seeding the catalog took
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -167,7 +174,7 @@ async function call(base, method, path, { token, json, form, expect } = {}) {
   return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
 }
 
-/** Seeds through the REST API; returns the bearer token and the three measured paths. */
+/** Seeds through the REST API; returns the bearer token, the team and the measured paths. */
 async function seed(base) {
   const login = await call(base, 'POST', '/api/auth/jwt/login', {
     form: { username: ADMIN.email, password: ADMIN.password },
@@ -199,10 +206,33 @@ async function seed(base) {
       expect: 204,
     });
   }
-  return {
-    token,
-    endpoints: ['/api/users/me', '/api/envs/?size=50', `/api/teams/${team.json.id}/members`],
-  };
+  const endpoints = ['/api/users/me', '/api/envs/?size=50', `/api/teams/${team.json.id}/members`];
+  if (PIPELINES > 0) {
+    // The catalog: PIPELINES pipelines in the team, each with 2 new
+    // connectors, 1 data model and 1 subscription; 4 requests at a time.
+    const t0 = Date.now();
+    const { ids } = await createPipelines(call, base, token, team.json.id, {
+      prefix: `seed-${RUN_ID}`,
+      count: PIPELINES,
+      concurrency: 4,
+    });
+    seedSeconds = (Date.now() - t0) / 1000;
+    endpoints.push(
+      '/api/pipelines/?size=50',
+      `/api/pipelines/${ids[ids.length >> 1]}`,
+      '/api/connectors/?size=50',
+    );
+  }
+  return { token, teamId: team.json.id, endpoints };
+}
+
+/** Pipelines and connectors the team holds, as the lists count them. */
+async function catalogTotals(base, token, teamId) {
+  const q = `?team_id=${teamId}&size=1`;
+  const [p, c] = await Promise.all(
+    ['pipelines', 'connectors'].map((k) => call(base, 'GET', `/api/${k}/${q}`, { token, expect: 200 })),
+  );
+  return { pipelines: p.json.total, connectors: c.json.total };
 }
 
 /** The path as the table shows it: the team id as a placeholder. */
@@ -245,7 +275,7 @@ function table(rows) {
 async function main() {
   const started = new Date();
   const gateway = await startGateway();
-  const { token, endpoints } = await seed(gateway.url);
+  const { token, teamId, endpoints } = await seed(gateway.url);
   const auth = { Authorization: `Bearer ${token}` };
 
   // The floor answers the gateway's own bytes for each path.
@@ -265,6 +295,9 @@ async function main() {
       `database ${dbKind}${DATABASE_URL ? ' (BENCH_DATABASE_URL)' : ''} | LOG_LEVEL=${LOG_LEVEL} | ` +
       `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per measurement, ${ROUNDS} round(s)`,
   );
+  if (seedSeconds !== undefined) {
+    console.log(`  seeded ${PIPELINES} pipelines in ${seedSeconds.toFixed(1)} s (4 requests at a time)`);
+  }
   for (const path of endpoints) console.log(`  ${label(path)}: ${Buffer.byteLength(bodies[path])} bytes`);
 
   const samples = Object.fromEntries(endpoints.map((p) => [p, { floor: [], gateway: [] }]));
@@ -277,6 +310,41 @@ async function main() {
       const g = samples[path].gateway.at(-1);
       console.log(
         `  round ${round}/${ROUNDS} ${label(path)}: gateway ${g.rps.toFixed(0)} req/s, floor ${f.rps.toFixed(0)} req/s`,
+      );
+    }
+  }
+
+  // The write path, after every read (a write clears the principal cache,
+  // which would charge the reads for it): ROUNDS batches of WRITES creations,
+  // WRITE_CONCURRENCY at a time, each timed from request to answer.
+  const writes = [];
+  if (WRITES > 0) {
+    const before = await catalogTotals(gateway.url, token, teamId);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await createPipelines(call, gateway.url, token, teamId, {
+        prefix: `write-${RUN_ID}-${round}`,
+        count: WRITES,
+        concurrency: WRITE_CONCURRENCY,
+      });
+      const w = {
+        perS: (WRITES * 1000) / r.wallMs,
+        p50: quantile(r.latencies, 0.5),
+        p99: quantile(r.latencies, 0.99),
+        wallS: r.wallMs / 1000,
+      };
+      writes.push(w);
+      console.log(
+        `  round ${round}/${ROUNDS} POST /api/pipelines/: ${w.perS.toFixed(1)} pipelines/s, ` +
+          `p50 ${w.p50.toFixed(0)} ms, p99 ${w.p99.toFixed(0)} ms (${WRITES} in ${w.wallS.toFixed(1)} s)`,
+      );
+    }
+    // Every creation must be in the lists: one pipeline and two connectors each.
+    const after = await catalogTotals(gateway.url, token, teamId);
+    const made = WRITES * ROUNDS;
+    if (after.pipelines - before.pipelines !== made || after.connectors - before.connectors !== 2 * made) {
+      throw new Error(
+        `after ${made} creations the lists count ${after.pipelines - before.pipelines} more pipelines ` +
+          `and ${after.connectors - before.connectors} more connectors`,
       );
     }
   }
@@ -311,6 +379,22 @@ async function main() {
     `\n${ROUNDS > 1 ? `Medians of ${ROUNDS} rounds` : 'One round'} (ratio = gateway req/s / floor req/s):`,
   );
   console.log(table(rows));
+  let writeSummary;
+  if (writes.length) {
+    writeSummary = {
+      writes: WRITES,
+      concurrency: WRITE_CONCURRENCY,
+      perS: median(writes.map((w) => w.perS)),
+      p50: median(writes.map((w) => w.p50)),
+      p99: median(writes.map((w) => w.p99)),
+      rounds: writes,
+    };
+    console.log(
+      `POST /api/pipelines/ (${WRITES} creations a round, ${WRITE_CONCURRENCY} at a time, ` +
+        `each 2 connectors + 1 data model + 1 subscription): ${writeSummary.perS.toFixed(1)} pipelines/s, ` +
+        `p50 ${writeSummary.p50.toFixed(0)} ms, p99 ${writeSummary.p99.toFixed(0)} ms`,
+    );
+  }
   const fmtMiB = (v) => (v === undefined ? 'n/a' : `${v.toFixed(0)} MiB`);
   console.log(`Peak RSS (VmHWM): gateway ${fmtMiB(gatewayPeak)}, floor ${fmtMiB(floorPeak)}`);
   const missed = summary.filter((s) => s.ratio < GOAL);
@@ -333,7 +417,10 @@ async function main() {
           durationS: DURATION_S,
           rounds: ROUNDS,
           peakRssMiB: { gateway: gatewayPeak, floor: floorPeak },
+          pipelinesSeeded: PIPELINES,
+          seedSeconds,
           endpoints: summary,
+          pipelineWrites: writeSummary,
         },
         null,
         2,

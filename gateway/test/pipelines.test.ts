@@ -255,6 +255,7 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
       gw.http.patch(`/api/pipelines/${p.id}`).set(t.owner.auth).send(body);
     const renamed = await patch({ name: 'evolved' });
     expect(renamed.body).toMatchObject({ name: 'evolved', version: 2 });
+    expect((await patch({})).body.version).toBe(2);
     const sub = await patch({ subscription_target_table_name: 'orders_v2', subscription_backfill: true });
     expect(sub.body).toMatchObject({
       subscription_target_table_name: 'orders_v2',

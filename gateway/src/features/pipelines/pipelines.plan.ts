@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   PIPELINE_LABEL,
   TEAM_LABEL,
@@ -419,8 +420,11 @@ export async function planUpdate(
     datamodelId: datamodel.metadata.name,
     ownsSource: src.owns,
     ownsTarget: tgt.owns,
-    version: spec.version + 1,
+    version: spec.version,
   };
+  // A request that changes nothing (an empty PATCH) is no new version.
+  if (steps.length === 0 && isDeepStrictEqual(next, spec)) return { steps, spec, orphans };
+  next.version = spec.version + 1;
   steps.push(replaceStep(ctx, current.pipeline, { spec: next }));
   return { steps, spec: next, orphans };
 }
