@@ -3,3 +3,4 @@ export * from './resources.js';
 export * from './states.js';
 export * from './worker-config.js';
 export * from './targets.js';
+export * from './crd.js';
