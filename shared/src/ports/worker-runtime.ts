@@ -1,18 +1,37 @@
 /**
  * The worker runtime port: how the operator starts, stops and observes a
- * worker. Kubernetes adapter: one Deployment per worker, pod status and logs.
- * Embedded adapter: one child process per worker, its exit status and stdout.
+ * worker (one per running connector). Kubernetes adapter: one Deployment per
+ * worker, readiness and termination messages from pod status, pod logs.
+ * Process adapter (one machine): one child process per worker, readiness from
+ * its `/readyz`, its exit status and termination message, its output as logs.
+ * Both speak the same worker contract: the worker reads its configuration
+ * from the file `SLUICE_WORKER_CONFIG` names, serves `/healthz`, `/readyz`
+ * and `/metrics` on `SLUICE_WORKER_PORT`, and before a fatal exit writes one
+ * line saying why to `SLUICE_TERMINATION_MESSAGE_PATH` (Kubernetes'
+ * terminationMessagePath).
  */
 export interface WorkerSpec {
-  /** Stable id: one worker per connector. */
+  /** Stable id: one worker per connector (the connector's object name). */
   id: string;
+  /** Namespace of the connector (Deployments live there too). */
+  namespace: string;
   /** Configuration the worker reads at start (no inline secrets: references only). */
   config: Record<string, unknown>;
-  /** Changes when the configuration changes, so a running worker is replaced. */
+  /**
+   * Changes when the configuration changes or a restart is asked for, so a
+   * running worker is replaced; the same hash again is a no-op.
+   */
   configHash: string;
+  /** Labels for what the runtime creates (Deployment, pod) so `kubectl get -l` finds it. */
+  labels?: Record<string, string>;
 }
 
-export type WorkerPhase = 'starting' | 'running' | 'ready' | 'failed' | 'stopped';
+/**
+ * starting: launched, not ready yet; ready: its /readyz answers 200; failed:
+ * it exited (or its pod crashed) and is not restarted — `message` says why;
+ * stopping: asked to stop, still there.
+ */
+export type WorkerPhase = 'starting' | 'ready' | 'failed' | 'stopping';
 
 export interface WorkerObservation {
   id: string;
@@ -25,10 +44,16 @@ export interface WorkerObservation {
 
 export interface WorkerRuntimePort {
   readonly adapter: 'process' | 'kubernetes';
+  /** Runs the worker of `spec.id` with this configuration (replacing one with another hash). */
   ensure(spec: WorkerSpec): Promise<void>;
+  /** Stops and removes the worker; resolves once it is gone (idempotent). */
   stop(id: string): Promise<void>;
   observe(id: string): Promise<WorkerObservation | undefined>;
   list(): Promise<WorkerObservation[]>;
+  /** Calls `listener(id)` whenever a worker's observation changes; returns the unsubscribe. */
+  subscribe(listener: (id: string) => void): () => void;
   /** Log lines of the worker, the last `tail` then following while `signal` is live. */
   logs(id: string, options: { tail?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<string>;
+  /** Stops every worker (process adapter) or nothing (Kubernetes: workers outlive the operator). */
+  close(): Promise<void>;
 }

@@ -1,0 +1,22 @@
+import type { WorkerConfig } from '@sluice/shared';
+
+/**
+ * What moves data for one (role, connector type): started with the worker's
+ * configuration, it resolves once connected and consuming (the worker then
+ * answers /readyz with 200) and runs until `signal` aborts. A thrown error is
+ * fatal: its message becomes the connector's error.
+ */
+export interface Engine {
+  start(config: WorkerConfig, signal: AbortSignal): Promise<{ done: Promise<void> }>;
+}
+
+/** Engines by `role:CONNECTOR_TYPE`. The data-plane issue fills this table. */
+export const ENGINES = new Map<string, Engine>();
+
+/** The engine of a configuration, or why there is none. */
+export function engineFor(config: WorkerConfig): Engine | string {
+  const engine = ENGINES.get(`${config.role}:${config.connector_type}`);
+  return (
+    engine ?? `${config.connector_type} ${config.role} workers are not supported by this version of Sluice`
+  );
+}
