@@ -25,10 +25,17 @@ run: build
 	node gateway/dist/main.js
 
 # The whole suite against a real PostgreSQL server (installed and started when
-# none is reachable) and against PGlite.
+# none is reachable) and against PGlite, and against a real Kubernetes API
+# server (kube-apiserver + etcd built from Go modules and cached in
+# ~/.cache/sluice/kube; docs/testing-kubernetes.md), never skipping its tests.
 test: build
 	npm run check:static
-	scripts/with-postgres.sh npm test
+	SLUICE_REQUIRE_KUBE=1 scripts/with-postgres.sh scripts/with-kube.sh npm test
+
+# Builds (once per machine) the kube-apiserver and etcd that `make test` runs.
+.PHONY: kube
+kube:
+	scripts/kube/ensure-binaries.sh
 
 lint: install
 	npm run check:static

@@ -26,6 +26,12 @@ export interface Config {
   bodyLimit: string;
   corsOrigins: string[];
   clusterAdapter: 'embedded' | 'kubernetes';
+  /** Kubeconfig file of the Kubernetes adapter; unset: in-cluster service account (or ~/.kube/config). */
+  kubeconfig?: string;
+  /** Runs the operator inside the gateway (one machine); off when a separate operator runs. */
+  embeddedOperator: boolean;
+  /** argv of the worker program for the process runtime; default `node <operator>/dist/worker/main.js`. */
+  workerCommand?: string[];
   /** The worker namespace: where workers run and the secrets they may reference live. */
   namespace: string;
   logLevel: string;
@@ -80,6 +86,22 @@ function persistentSecret(env: Env, key: string, dataDir: string, file: string):
   return secret;
 }
 
+/** SLUICE_WORKER_COMMAND: a JSON array of strings (argv), for a custom worker build or a test worker. */
+function workerCommand(env: Env): string[] | undefined {
+  const raw = env.SLUICE_WORKER_COMMAND;
+  if (!raw) return undefined;
+  let argv: unknown;
+  try {
+    argv = JSON.parse(raw);
+  } catch {
+    argv = undefined;
+  }
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
+    throw new ConfigError('SLUICE_WORKER_COMMAND must be a JSON array of strings, e.g. ["node","worker.js"]');
+  }
+  return argv as string[];
+}
+
 /** SLUICE_NAMESPACE: a Kubernetes namespace name (DNS-1123 label). */
 function namespace(env: Env): string {
   const raw = env.SLUICE_NAMESPACE || 'sluice';
@@ -125,6 +147,9 @@ export function loadConfig(env: Env = process.env): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     clusterAdapter: cluster,
+    kubeconfig: env.KUBECONFIG || undefined,
+    embeddedOperator: bool(env, 'SLUICE_EMBEDDED_OPERATOR', cluster === 'embedded'),
+    workerCommand: workerCommand(env),
     namespace: namespace(env),
     logLevel: env.LOG_LEVEL || 'info',
     principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),

@@ -1,6 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { EmbeddedCluster, EmbeddedSecretStore, SecretBox } from '@sluice/shared';
+import { join } from 'node:path';
+import { Controller, LogEventRecorder, ProcessRuntime, WORKER_MAIN } from '@sluice/operator';
+import { KubeConfig } from '@kubernetes/client-node';
+import { EmbeddedCluster, EmbeddedSecretStore, KubernetesCluster, SecretBox } from '@sluice/shared';
 import { buildApp } from './app.js';
 import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
@@ -54,16 +57,11 @@ export async function createContext(
     pgliteDir: opts.pgliteDir,
   });
   await migrateToLatest(handle.db);
-  if (config.clusterAdapter !== 'embedded') {
-    await handle.close();
-    throw new Error(
-      'SLUICE_CLUSTER_ADAPTER=kubernetes: the Kubernetes adapter is not part of this build yet (issue 5); use embedded',
-    );
-  }
   const principals = new PrincipalCache(config.principalCacheMs);
   // The cluster and the mirror write through the plain handle: their writes
   // do not touch people's rows, so they need not clear the principal cache.
-  const cluster = new EmbeddedCluster(handle.db);
+  const cluster =
+    config.clusterAdapter === 'kubernetes' ? kubernetesCluster(config) : new EmbeddedCluster(handle.db);
   const mirror = new MirrorSync(handle.db, cluster, config.namespace, log);
   const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
@@ -84,11 +82,56 @@ export async function createContext(
   };
   await ensureAdmin(ctx);
   mirror.start();
+  const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
   return {
     ...ctx,
     closeDb: async () => {
+      await operator?.stop();
       await mirror.stop();
       await handle.close();
+    },
+  };
+}
+
+/** Custom resources in a real API server, in the configured namespace (SLUICE_NAMESPACE). */
+function kubernetesCluster(config: Config): KubernetesCluster {
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else kc.loadFromDefault();
+  return new KubernetesCluster({
+    kubeConfig: kc,
+    namespace: config.namespace,
+    fieldManager: 'sluice-gateway',
+  });
+}
+
+/**
+ * The operator inside the gateway (one machine, `make run`): the same
+ * controller as the operator process, on the embedded cluster, with workers
+ * as child processes under the data dir. One process, so no leader election.
+ */
+function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Promise<void> } {
+  const runtime = new ProcessRuntime({
+    command: ctx.config.workerCommand ?? [process.execPath, WORKER_MAIN],
+    workDir: join(ctx.config.dataDir, 'workers'),
+  });
+  const opLog = log.child({ component: 'operator' });
+  const controller = new Controller({
+    cluster: ctx.cluster,
+    runtime,
+    events: new LogEventRecorder(opLog),
+    log: opLog,
+    namespace: ctx.config.namespace,
+  });
+  const ac = new AbortController();
+  const running = controller.run(ac.signal).catch((err: unknown) => {
+    opLog.error({ err: (err as Error).message }, 'The embedded operator stopped');
+  });
+  return {
+    stop: async () => {
+      ac.abort();
+      await running;
+      await runtime.close();
     },
   };
 }

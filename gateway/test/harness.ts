@@ -83,6 +83,8 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
     SLUICE_DATA_DIR: dataDir,
     SLUICE_BCRYPT_COST: '4',
     SLUICE_VALIDATE_RESPONSES: 'true',
+    // Tests of the operator turn it on; the others test the API alone.
+    SLUICE_EMBEDDED_OPERATOR: 'false',
     LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...env,

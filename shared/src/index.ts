@@ -16,3 +16,4 @@ export * from './secrets/index.js';
 export * from './schemas/secrets.js';
 export * from './catalog/index.js';
 export * from './schemas/catalog.js';
+export * from './util/abortable-sleep.js';

@@ -1,4 +1,5 @@
 import {
+  abortableSleep,
   ExpiredError,
   SLUICE_KINDS,
   type ClusterObject,
@@ -194,7 +195,7 @@ export class MirrorSync {
         } else {
           this.log.warn({ err, kind, backoffMs: backoff }, 'Mirror watch failed; retrying');
         }
-        await sleep(backoff, signal);
+        await abortableSleep(backoff, signal);
         backoff = Math.min(backoff * 2, this.maxBackoffMs);
       }
     }
@@ -246,16 +247,4 @@ export class MirrorSync {
     this.log.info({ kind, objects: mirrorable.length, removed: gone }, 'Mirror relisted');
     return resourceVersion;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -20,6 +20,14 @@ export const CONNECTOR_LABEL = `${API_GROUP}/connector-id`;
 export const DATAMODEL_LABEL = `${API_GROUP}/datamodel-id`;
 export const TARGET_CONNECTOR_LABEL = `${API_GROUP}/target-connector-id`;
 export const PIPELINE_LABEL = `${API_GROUP}/pipeline-id`;
+/** The operator's finalizer: the worker goes before the object does. */
+export const WORKER_FINALIZER = `${API_GROUP}/worker`;
+/**
+ * Set by a start call (and by a pipeline on its connectors): a new value
+ * restarts the worker even when nothing else changed, as `kubectl rollout
+ * restart` does with its annotation. Retrying from `error` relies on it.
+ */
+export const RESTART_ANNOTATION = `${API_GROUP}/restarted-at`;
 
 const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 const Ref = (description: string) => Type.String({ pattern: UUID_PATTERN, description });

@@ -2,3 +2,4 @@ export * from './embedded-cluster.js';
 export * from './errors.js';
 export * from './label-selector.js';
 export * from './merge-patch.js';
+export * from './kubernetes-cluster.js';

@@ -16,6 +16,7 @@ import {
   type ConnectorState,
   type ConnectorUpdate,
   type DataModelResource,
+  RESTART_ANNOTATION,
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
@@ -317,6 +318,10 @@ export async function runConnector(
   const to = nextState(CONNECTOR_CALLS[call], state);
   if (!to) throw conflict(`The connector is ${state}: ${call} is not allowed in this state`);
   await ctx.catalog.patch('Connector', id, {
+    // A start always restarts the worker(s), so a retry from error really retries.
+    ...(call === 'start'
+      ? { metadata: { annotations: { [RESTART_ANNOTATION]: new Date().toISOString() } } }
+      : {}),
     spec: { desiredState: call === 'start' ? 'running' : 'stopped' },
   });
   await ctx.catalog.patchStatus('Connector', id, { state: to, message: null });

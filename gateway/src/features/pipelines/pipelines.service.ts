@@ -25,6 +25,7 @@ import {
   type SubscriptionResource,
   type SubscriptionSpec,
   type SubscriptionStatus,
+  RESTART_ANNOTATION,
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
@@ -269,6 +270,10 @@ export async function runPipeline(ctx: GatewayContext, p: Principal, id: string,
     }
   }
   await ctx.catalog.patch('Pipeline', id, {
+    // A start always restarts the worker(s), so a retry from error really retries.
+    ...(call === 'start'
+      ? { metadata: { annotations: { [RESTART_ANNOTATION]: new Date().toISOString() } } }
+      : {}),
     spec: { desiredState: call === 'start' ? 'running' : 'paused' },
   });
   await ctx.catalog.patchStatus('Pipeline', id, { state: to, message: null });

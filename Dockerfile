@@ -1,0 +1,87 @@
+# syntax=docker/dockerfile:1
+#
+# The Sluice image: one image for the gateway, the operator and the workers;
+# only the command differs (the Helm chart, charts/sluice, passes it):
+#
+#   docker run sluice                                # node gateway/dist/main.js (default)
+#   docker run sluice operator/dist/main.js          # the operator
+#   docker run sluice operator/dist/worker/main.js   # a worker (started by the operator)
+#
+# Build from the repository root:  docker build -t <registry>/sluice:0.1.0 .
+#
+# NOT BUILT ON THE DEVELOPMENT MACHINES: they have no Docker engine and reach no
+# container registry. What is checked there instead (e2e/chart.test.ts): every
+# path this file COPYs exists in the repository and is not excluded by
+# .dockerignore, and the user id matches the chart's securityContext (10001).
+#
+# Stages: `build` installs every dependency (dev included) and compiles the
+# TypeScript workspaces; `deps` installs production dependencies only; the
+# runtime stage takes those node_modules plus the compiled dist/ folders, and
+# nothing else (no sources, no compiler, no tests).
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+# Manifests first, so the dependency layer is reused while only sources change.
+# `npm install` rather than `npm ci`, as the Makefile explains: the lockfile
+# lacks other platforms' optional packages and `npm ci` rejects it. Versions
+# still come from the lockfile.
+COPY package.json package-lock.json ./
+COPY shared/package.json shared/
+COPY gateway/package.json gateway/
+COPY operator/package.json operator/
+COPY e2e/package.json e2e/
+COPY bench/package.json bench/
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.base.json ./
+COPY shared/tsconfig.json shared/
+COPY shared/src shared/src
+COPY gateway/tsconfig.json gateway/
+COPY gateway/src gateway/src
+COPY operator/tsconfig.json operator/
+COPY operator/src operator/src
+RUN npm run build
+
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY shared/package.json shared/
+COPY gateway/package.json gateway/
+COPY operator/package.json operator/
+COPY e2e/package.json e2e/
+COPY bench/package.json bench/
+# Production dependencies of the three runtime workspaces only (not the e2e
+# and bench ones); workspace packages become symlinks into /app/<workspace>.
+RUN npm install --omit=dev --no-audit --no-fund \
+      --workspace shared --workspace gateway --workspace operator \
+ && npm cache clean --force
+
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    SLUICE_DATA_DIR=/var/lib/sluice \
+    HOST=0.0.0.0 \
+    PORT=8080
+WORKDIR /app
+# A fixed numeric user, so Kubernetes' runAsNonRoot can verify it (the chart
+# runs everything as 10001:10001 with a read-only root filesystem; /tmp and
+# the data directory are volumes there).
+RUN groupadd --gid 10001 sluice \
+ && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sluice \
+ && mkdir -p /var/lib/sluice \
+ && chown 10001:10001 /var/lib/sluice
+COPY --from=deps /app/node_modules node_modules
+COPY --from=build /src/package.json ./
+COPY --from=build /src/shared/package.json shared/
+COPY --from=build /src/shared/dist shared/dist
+COPY --from=build /src/gateway/package.json gateway/
+COPY --from=build /src/gateway/dist gateway/dist
+COPY --from=build /src/operator/package.json operator/
+COPY --from=build /src/operator/dist operator/dist
+USER 10001:10001
+EXPOSE 8080
+ENTRYPOINT ["node"]
+CMD ["gateway/dist/main.js"]

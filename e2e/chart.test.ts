@@ -1,0 +1,733 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { load, loadAll } from 'js-yaml';
+
+// The Helm chart (charts/sluice), its values schema, and the Dockerfile, checked
+// the way a user would meet them: `helm lint`, `helm template` with the default
+// values and with every option switched, kubeconform -strict on every rendered
+// manifest, least-privilege RBAC compared rule by rule. No cluster is needed.
+//
+// helm and kubeconform are built from Go modules on first use and cached in
+// ~/.cache/sluice/tools (scripts/tools/ensure-tool.sh, several minutes on two
+// cores); kubeconform's Kubernetes schemas are generated from the OpenAPI
+// document of the k8s.io/kubernetes module (it cannot reach GitHub here), and
+// the schemas of our own kinds from charts/sluice/crds at test time
+// (scripts/tools/openapi2jsonschema.mjs). Without Go and without the cache the
+// suite fails, it never skips silently.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CHART = join(ROOT, 'charts/sluice');
+const DEFAULT_VALUES = join(CHART, 'ci/default-values.yaml');
+const OPTIONS_VALUES = join(CHART, 'ci/options-values.yaml');
+const NS = 'sluice';
+const RELEASE = 'sluice';
+const K8S_VERSION = '1.37.2';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], input?: string, timeoutMs = 120_000): Promise<Run> {
+  return new Promise((done) => {
+    const child = execFile(
+      cmd,
+      args,
+      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        done({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) + (err && code === 1 ? err.message : ''),
+        });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+async function ensureTool(name: string): Promise<string> {
+  const r = await run('bash', [join(ROOT, 'scripts/tools/ensure-tool.sh'), name], undefined, 20 * 60_000);
+  if (r.code !== 0) throw new Error(`ensure-tool.sh ${name} failed (${r.code}):\n${r.stderr}`);
+  return r.stdout.trim();
+}
+
+// ---------------------------------------------------------------------------
+// Manifests
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  [key: string]: unknown;
+}
+/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are walked as plain data */
+type Any = any;
+
+let helmBin = '';
+let kubeconformBin = '';
+let kubeSchemas = '';
+
+async function helm(args: string[]): Promise<Run> {
+  return run(helmBin, args);
+}
+
+async function render(values: string[] = [DEFAULT_VALUES], set: string[] = []): Promise<K8sObject[]> {
+  const args = ['template', RELEASE, CHART, '--namespace', NS];
+  for (const v of values) args.push('-f', v);
+  for (const s of set) args.push('--set', s);
+  const r = await helm(args);
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed:\n${r.stderr}`);
+  return (loadAll(r.stdout) as (K8sObject | null)[]).filter((d): d is K8sObject => d !== null);
+}
+
+function find(docs: K8sObject[], kind: string, name: string, namespace?: string): Any {
+  const found = docs.filter(
+    (d) =>
+      d.kind === kind &&
+      d.metadata.name === name &&
+      (namespace === undefined || d.metadata.namespace === namespace),
+  );
+  if (found.length !== 1) {
+    throw new Error(
+      `expected one ${kind} ${name}, found ${found.length} (${docs.map((d) => `${d.kind}/${d.metadata.name}`).join(', ')})`,
+    );
+  }
+  return found[0];
+}
+
+const kinds = (docs: K8sObject[]) =>
+  docs
+    .map((d) => d.kind)
+    .sort()
+    .reduce<Record<string, number>>((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {});
+
+const env = (container: Any, name: string): Any => {
+  const found = (container.env as Any[]).filter((e) => e.name === name);
+  if (found.length !== 1)
+    throw new Error(`expected one env ${name} in ${container.name}, found ${found.length}`);
+  return found[0];
+};
+
+interface KubeconformResult {
+  summary: { valid: number; invalid: number; errors: number; skipped: number };
+  resources: { kind: string; name: string; status: string; msg: string }[];
+}
+
+/** kubeconform -strict over YAML text; every resource must be valid, none skipped. */
+async function kubeconform(yaml: string, schemaLocations: string[]): Promise<KubeconformResult> {
+  const args = ['-strict', '-summary', '-output', 'json', '-kubernetes-version', K8S_VERSION];
+  for (const s of schemaLocations) args.push('-schema-location', s);
+  args.push('-');
+  const r = await run(kubeconformBin, args, yaml);
+  let parsed: KubeconformResult;
+  try {
+    parsed = JSON.parse(r.stdout) as KubeconformResult;
+  } catch {
+    throw new Error(`kubeconform printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+  return parsed;
+}
+
+function expectAllValid(result: KubeconformResult, count: number): void {
+  const problems = result.resources.filter((r) => r.status !== 'statusValid');
+  expect(problems.map((p) => `${p.kind}/${p.name}: ${p.msg}`)).toEqual([]);
+  expect(result.summary).toEqual({ valid: count, invalid: 0, errors: 0, skipped: 0 });
+}
+
+const dumpDocs = (docs: unknown[]) => docs.map((d) => JSON.stringify(d)).join('\n---\n');
+
+// ---------------------------------------------------------------------------
+// RBAC: the permissions each service account ends up with, one string per
+// (scope, group, resource, verb[, name]), from every Role/ClusterRole bound to it.
+
+const KINDS = ['connectors', 'datamodels', 'subscriptions', 'pipelines', 'warehouses'];
+const ALL = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+const READ = ['get', 'list', 'watch'];
+
+function grants(scope: string, group: string, resources: string[], verbs: string[], name?: string): string[] {
+  return resources.flatMap((r) =>
+    verbs.map((v) => `${scope} ${group || 'core'} ${r} ${v}${name ? ` ${name}` : ''}`),
+  );
+}
+
+function permissions(docs: K8sObject[], serviceAccount: string): string[] {
+  const out = new Set<string>();
+  for (const b of docs.filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') as Any[]) {
+    const bound = (b.subjects as Any[]).some(
+      (s) => s.kind === 'ServiceAccount' && s.name === serviceAccount && s.namespace === NS,
+    );
+    if (!bound) continue;
+    const role = find(
+      docs,
+      b.roleRef.kind,
+      b.roleRef.name,
+      b.kind === 'RoleBinding' ? b.metadata.namespace : undefined,
+    );
+    const scope = b.kind === 'ClusterRoleBinding' ? '*' : b.metadata.namespace;
+    if (b.kind === 'RoleBinding') expect(role.metadata.namespace).toBe(b.metadata.namespace);
+    for (const rule of role.rules as Any[]) {
+      for (const g of rule.apiGroups as string[]) {
+        const names: (string | undefined)[] = rule.resourceNames ?? [undefined];
+        for (const n of names) grants(scope, g, rule.resources, rule.verbs, n).forEach((p) => out.add(p));
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+const gatewayHome = (ns: string) => [
+  ...grants(ns, 'sluice.dev', KINDS, ALL),
+  ...grants(
+    ns,
+    'sluice.dev',
+    KINDS.map((k) => `${k}/status`),
+    ['get', 'update', 'patch'],
+  ),
+  ...grants(ns, '', ['secrets'], ALL),
+];
+const operatorReconcile = (ns: string) => [
+  ...grants(ns, 'sluice.dev', KINDS, ['get', 'list', 'watch', 'update', 'patch']),
+  ...grants(
+    ns,
+    'sluice.dev',
+    KINDS.map((k) => `${k}/status`),
+    ['get', 'update', 'patch'],
+  ),
+  ...grants(
+    ns,
+    'sluice.dev',
+    KINDS.map((k) => `${k}/finalizers`),
+    ['update'],
+  ),
+  ...grants(ns, '', ['events'], ['create', 'patch']),
+  ...grants(ns, 'events.k8s.io', ['events'], ['create', 'patch']),
+];
+const operatorRuntime = (ns: string, lease: string) => [
+  ...grants(ns, 'apps', ['deployments'], ALL),
+  ...grants(ns, '', ['pods'], READ),
+  ...grants(ns, '', ['pods/log'], ['get']),
+  ...grants(ns, '', ['secrets'], ['get', 'list', 'watch', 'delete']),
+  ...grants(ns, 'coordination.k8s.io', ['leases'], ['create']),
+  ...grants(ns, 'coordination.k8s.io', ['leases'], ['get', 'update', 'patch'], lease),
+];
+const sorted = (xs: string[]) => [...new Set(xs)].sort();
+
+// ---------------------------------------------------------------------------
+
+describe('Helm chart charts/sluice', () => {
+  beforeAll(async () => {
+    // Sequential: the first builds share two cores.
+    helmBin = await ensureTool('helm');
+    kubeconformBin = await ensureTool('kubeconform');
+    kubeSchemas = await ensureTool('kube-schemas');
+  }, 20 * 60_000);
+
+  describe('helm lint', () => {
+    it.each([
+      ['the smallest values (ci/default-values.yaml)', DEFAULT_VALUES],
+      ['every option switched (ci/options-values.yaml)', OPTIONS_VALUES],
+    ])('passes --strict with %s', async (_label, values) => {
+      for (const strict of [[], ['--strict']]) {
+        const r = await helm(['lint', ...strict, CHART, '-f', values]);
+        expect({ code: r.code, out: r.stdout + r.stderr }).toEqual({
+          code: 0,
+          out: expect.stringContaining('0 chart(s) failed'),
+        });
+        expect(r.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+      }
+    });
+
+    it('passes --strict without values, while install names the missing database', async () => {
+      // helm lint only logs `fail` calls (lint mode); template/install stop on them.
+      const lint = await helm(['lint', '--strict', CHART]);
+      expect(lint.code).toBe(0);
+      const r = await helm(['template', RELEASE, CHART]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('set postgresql.url or postgresql.existingSecret');
+    });
+  });
+
+  describe('Chart.yaml', () => {
+    it('is apiVersion v2 with appVersion = the package version', () => {
+      const chart = load(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as Any;
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      expect(chart.apiVersion).toBe('v2');
+      expect(chart.name).toBe('sluice');
+      expect(chart.appVersion).toBe(pkg.version);
+    });
+  });
+
+  describe('values.schema.json', () => {
+    it.each([
+      [['operator.replicas=abc'], "at '/operator/replicas'"],
+      [['gateway.bogus=1'], "additional properties 'bogus' not allowed"],
+      [['image.pullPolicy=Sometimes'], "at '/image/pullPolicy'"],
+      [
+        ['gateway.podDisruptionBudget.maxUnavailable=half'],
+        "at '/gateway/podDisruptionBudget/maxUnavailable'",
+      ],
+      [['rbac.extraNamespaces[0]=Not_A_Namespace'], "at '/rbac/extraNamespaces/0'"],
+    ])('makes helm refuse --set %j', async (set, message) => {
+      const r = await helm([
+        'template',
+        RELEASE,
+        CHART,
+        '-f',
+        DEFAULT_VALUES,
+        ...set.flatMap((s) => ['--set', s]),
+      ]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("values don't meet the specifications of the schema");
+      expect(r.stderr).toContain(message);
+    });
+
+    it('is draft-07, strict, and describes every value of values.yaml', () => {
+      const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8')) as Any;
+      const values = load(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Any;
+      expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
+      const deref = (s: Any): Any =>
+        s?.$ref ? deref(schema.definitions[s.$ref.replace('#/definitions/', '')]) : s;
+      const undescribed: string[] = [];
+      const notStrict: string[] = [];
+      const walk = (value: Any, s: Any, path: string) => {
+        s = deref(s);
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+        if (s.properties === undefined) return; // a map (labels, annotations) or a pass-through Kubernetes object
+        if (s.additionalProperties !== false) notStrict.push(path);
+        for (const [k, v] of Object.entries(value)) {
+          if (!(k in s.properties)) undescribed.push(`${path}.${k}`);
+          else walk(v, s.properties[k], `${path}.${k}`);
+        }
+      };
+      walk(values, schema, '');
+      expect(undescribed).toEqual([]);
+      expect(notStrict).toEqual([]);
+    });
+  });
+
+  describe('with the default values', () => {
+    let docs: K8sObject[];
+    beforeAll(async () => {
+      docs = await render();
+    });
+
+    it('renders the gateway, the operator, their RBAC and nothing optional', () => {
+      expect(kinds(docs)).toEqual({
+        ConfigMap: 1,
+        Deployment: 2,
+        PodDisruptionBudget: 2,
+        Role: 2,
+        RoleBinding: 2,
+        Secret: 2,
+        Service: 1,
+        ServiceAccount: 3,
+      });
+      for (const d of docs) if (d.metadata.namespace !== undefined) expect(d.metadata.namespace).toBe(NS);
+    });
+
+    it('probes the gateway on /api/livez and /api/readyz', () => {
+      const [c] = find(docs, 'Deployment', 'sluice-gateway').spec.template.spec.containers;
+      expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/api/livez', port: 'http' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/api/readyz', port: 'http' });
+      expect(c.startupProbe.httpGet).toEqual({ path: '/api/livez', port: 'http' });
+      expect(find(docs, 'Service', 'sluice-gateway').spec.ports).toEqual([
+        { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+      ]);
+    });
+
+    it('runs the gateway on the Kubernetes adapter with its secrets from Secrets', () => {
+      const dep = find(docs, 'Deployment', 'sluice-gateway');
+      const [c] = dep.spec.template.spec.containers;
+      expect(dep.spec.replicas).toBe(2);
+      expect(c.image).toBe('sluice:0.1.0');
+      expect(c.args).toEqual(['gateway/dist/main.js']);
+      expect(env(c, 'SLUICE_CLUSTER_ADAPTER').value).toBe('kubernetes');
+      expect(env(c, 'SLUICE_NAMESPACE').value).toBe(NS);
+      expect(env(c, 'SLUICE_DATA_DIR').value).toBe('/var/lib/sluice');
+      expect(env(c, 'DATABASE_URL').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-database',
+        key: 'database-url',
+      });
+      expect(env(c, 'SLUICE_MASTER_KEY').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-keys',
+        key: 'master-key',
+      });
+      expect(env(c, 'SLUICE_JWT_SECRET').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-keys',
+        key: 'jwt-secret',
+      });
+      expect(JSON.stringify(c.env)).not.toContain('postgres://');
+
+      const keys = find(docs, 'Secret', 'sluice-keys');
+      expect(keys.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+      for (const k of ['master-key', 'jwt-secret']) {
+        expect(Buffer.from(keys.data[k], 'base64').toString().length).toBeGreaterThanOrEqual(32);
+      }
+      const db = find(docs, 'Secret', 'sluice-database');
+      expect(Buffer.from(db.data['database-url'], 'base64').toString()).toMatch(/^postgres:\/\//);
+    });
+
+    it('runs two operators that elect a leader through a Lease', () => {
+      const dep = find(docs, 'Deployment', 'sluice-operator');
+      const [c] = dep.spec.template.spec.containers;
+      expect(dep.spec.replicas).toBe(2);
+      expect(c.args).toEqual(['operator/dist/main.js']);
+      expect(env(c, 'POD_NAMESPACE').valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+      expect(env(c, 'POD_NAME').valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+      expect(env(c, 'SLUICE_LEADER_ELECTION').value).toBe('true');
+      expect(env(c, 'SLUICE_LEASE_NAME').value).toBe('sluice-operator');
+      expect(env(c, 'SLUICE_CLUSTER_ADAPTER').value).toBe('kubernetes');
+      expect(env(c, 'SLUICE_WATCH_NAMESPACES').value).toBe(NS);
+      expect(find(docs, 'PodDisruptionBudget', 'sluice-operator').spec.maxUnavailable).toBe(1);
+      expect(find(docs, 'PodDisruptionBudget', 'sluice-gateway').spec.maxUnavailable).toBe(1);
+    });
+
+    it('runs every pod as uid 10001, read-only, without capabilities, with RuntimeDefault seccomp', () => {
+      const template = JSON.parse(
+        find(docs, 'ConfigMap', 'sluice-worker-template').data['pod-template.json'],
+      );
+      const pods: [string, Any][] = [
+        ['gateway', find(docs, 'Deployment', 'sluice-gateway').spec.template.spec],
+        ['operator', find(docs, 'Deployment', 'sluice-operator').spec.template.spec],
+        ['worker', template.spec],
+      ];
+      for (const [name, pod] of pods) {
+        expect({ name, ...pod.securityContext }).toMatchObject({
+          name,
+          runAsNonRoot: true,
+          runAsUser: 10001,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        const tmp = (pod.volumes as Any[]).find((v) => v.emptyDir && v.name === 'tmp');
+        expect(tmp).toBeDefined();
+        for (const c of pod.containers as Any[]) {
+          expect({ name, ...c.securityContext }).toMatchObject({
+            name,
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            readOnlyRootFilesystem: true,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile: { type: 'RuntimeDefault' },
+          });
+          expect(c.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+          expect(c.resources.requests).toBeDefined();
+          expect(c.resources.limits.memory).toBeDefined();
+        }
+      }
+      expect(template.spec.serviceAccountName).toBe('sluice-worker');
+      expect(template.spec.automountServiceAccountToken).toBe(false);
+      expect(template.spec.containers[0].args).toEqual(['operator/dist/worker/main.js']);
+    });
+
+    it('gives each service account exactly the permissions it needs', () => {
+      expect(permissions(docs, 'sluice-gateway')).toEqual(sorted(gatewayHome(NS)));
+      expect(permissions(docs, 'sluice-operator')).toEqual(
+        sorted([...operatorReconcile(NS), ...operatorRuntime(NS, 'sluice-operator')]),
+      );
+      expect(permissions(docs, 'sluice-worker')).toEqual([]);
+      expect(find(docs, 'ServiceAccount', 'sluice-worker').automountServiceAccountToken).toBe(false);
+      for (const role of docs.filter((d) => d.kind.endsWith('Role')) as Any[]) {
+        for (const rule of role.rules as Any[]) {
+          expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
+        }
+      }
+    });
+
+    it('validates with kubeconform -strict, the worker pod template included', async () => {
+      const template = JSON.parse(
+        find(docs, 'ConfigMap', 'sluice-worker-template').data['pod-template.json'],
+      );
+      const podTemplate = { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'worker' }, template };
+      expectAllValid(await kubeconform(dumpDocs([...docs, podTemplate]), [kubeSchemas]), docs.length + 1);
+    });
+  });
+
+  describe('with every option switched (ci/options-values.yaml)', () => {
+    let docs: K8sObject[];
+    beforeAll(async () => {
+      docs = await render([OPTIONS_VALUES]);
+    });
+
+    it('renders an Ingress, ClusterRoles, and no generated Secret', () => {
+      expect(kinds(docs)).toEqual({
+        ClusterRole: 2,
+        ClusterRoleBinding: 2,
+        ConfigMap: 1,
+        Deployment: 2,
+        Ingress: 1,
+        PodDisruptionBudget: 2,
+        Role: 2,
+        RoleBinding: 2,
+        Service: 1,
+        ServiceAccount: 2,
+      });
+      const ing = find(docs, 'Ingress', 'acme-sluice-gateway');
+      expect(ing.spec.ingressClassName).toBe('nginx');
+      expect(ing.spec.tls).toEqual([{ secretName: 'sluice-tls', hosts: ['sluice.example.com'] }]);
+      expect(ing.spec.rules[0].http.paths[0]).toEqual({
+        path: '/api',
+        pathType: 'Prefix',
+        backend: { service: { name: 'acme-sluice-gateway', port: { name: 'http' } } },
+      });
+      for (const d of docs) expect(d.metadata.labels?.team).toBe('data-platform');
+    });
+
+    it('reads the database, master key, JWT, SMTP and admin secrets from the existing Secrets', () => {
+      const [c] = find(docs, 'Deployment', 'acme-sluice-gateway').spec.template.spec.containers;
+      expect(env(c, 'DATABASE_URL').valueFrom.secretKeyRef).toEqual({ name: 'sluice-db', key: 'url' });
+      expect(env(c, 'SLUICE_MASTER_KEY').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-master-key',
+        key: 'key',
+      });
+      expect(env(c, 'SLUICE_JWT_SECRET').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-jwt',
+        key: 'secret',
+      });
+      expect(env(c, 'SMTP_URL').valueFrom.secretKeyRef).toEqual({ name: 'sluice-smtp', key: 'smtp-url' });
+      expect(env(c, 'SLUICE_ADMIN_PASSWORD').valueFrom.secretKeyRef).toEqual({
+        name: 'sluice-admin',
+        key: 'password',
+      });
+      expect(env(c, 'SLUICE_CORS_ORIGINS').value).toBe('https://app.example.com,https://admin.example.com');
+      expect(env(c, 'SLUICE_DEPLOYMENT_MODE').value).toBe('CLOUD');
+      expect(env(c, 'SLUICE_WATCH_NAMESPACES').value).toBe('*');
+      expect(env(c, 'SLUICE_BCRYPT_COST').value).toBe('13');
+    });
+
+    it('uses the pinned images, pull secrets and disruption budgets', () => {
+      const gw = find(docs, 'Deployment', 'acme-sluice-gateway').spec.template.spec;
+      const op = find(docs, 'Deployment', 'acme-sluice-operator').spec.template.spec;
+      expect(gw.containers[0].image).toBe(
+        'registry.example.com/sluice/sluice@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+      );
+      expect(op.containers[0].image).toBe('registry.example.com/sluice/sluice:0.1.0-rc.1');
+      expect(op.containers[0].imagePullPolicy).toBe('Always');
+      expect(gw.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+      expect(gw.serviceAccountName).toBe('sluice-api');
+      expect(op.containers[0].livenessProbe).toEqual({ httpGet: { path: '/healthz', port: 8081 } });
+      expect(find(docs, 'PodDisruptionBudget', 'acme-sluice-gateway').spec).toMatchObject({
+        minAvailable: 2,
+      });
+      expect(find(docs, 'PodDisruptionBudget', 'acme-sluice-gateway').spec.maxUnavailable).toBeUndefined();
+      expect(find(docs, 'PodDisruptionBudget', 'acme-sluice-operator').spec.maxUnavailable).toBe('50%');
+      const worker = JSON.parse(
+        find(docs, 'ConfigMap', 'acme-sluice-worker-template').data['pod-template.json'],
+      );
+      expect(worker.spec.serviceAccountName).toBe('sluice-workers');
+      expect(worker.spec.containers[0].image).toBe('registry.example.com/sluice/sluice-worker:0.1.0-rc.1');
+      expect(worker.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+      expect(worker.metadata.labels['cost-center']).toBe('cdc');
+    });
+
+    it('reads sluice.dev objects cluster-wide but keeps Secrets, Deployments and the Lease namespaced', () => {
+      expect(permissions(docs, 'sluice-api')).toEqual(
+        sorted([...grants('*', 'sluice.dev', KINDS, READ), ...gatewayHome(NS)]),
+      );
+      expect(permissions(docs, 'acme-sluice-operator')).toEqual(
+        sorted([...operatorReconcile('*'), ...operatorRuntime(NS, 'acme-sluice-leader')]),
+      );
+      expect(permissions(docs, 'sluice-workers')).toEqual([]);
+      const op = find(docs, 'Deployment', 'acme-sluice-operator').spec.template.spec.containers[0];
+      expect(env(op, 'SLUICE_LEASE_NAME').value).toBe('acme-sluice-leader');
+      expect(env(op, 'SLUICE_WATCH_NAMESPACES').value).toBe('*');
+    });
+
+    it('validates with kubeconform -strict', async () => {
+      expectAllValid(await kubeconform(dumpDocs(docs), [kubeSchemas]), docs.length);
+    });
+  });
+
+  describe('with extra namespaces (namespaced RBAC)', () => {
+    let docs: K8sObject[];
+    beforeAll(async () => {
+      docs = await render([DEFAULT_VALUES], ['rbac.extraNamespaces={team-a,team-b}']);
+    });
+
+    it('adds Roles there: the operator reconciles, the gateway reads', () => {
+      expect(permissions(docs, 'sluice-gateway')).toEqual(
+        sorted([
+          ...gatewayHome(NS),
+          ...grants('team-a', 'sluice.dev', KINDS, READ),
+          ...grants('team-b', 'sluice.dev', KINDS, READ),
+        ]),
+      );
+      expect(permissions(docs, 'sluice-operator')).toEqual(
+        sorted([
+          ...operatorReconcile(NS),
+          ...operatorRuntime(NS, 'sluice-operator'),
+          ...operatorReconcile('team-a'),
+          ...operatorReconcile('team-b'),
+        ]),
+      );
+      expect(docs.some((d) => d.kind.startsWith('Cluster'))).toBe(false);
+      const op = find(docs, 'Deployment', 'sluice-operator').spec.template.spec.containers[0];
+      expect(env(op, 'SLUICE_WATCH_NAMESPACES').value).toBe('sluice,team-a,team-b');
+    });
+
+    it('validates with kubeconform -strict', async () => {
+      expectAllValid(await kubeconform(dumpDocs(docs), [kubeSchemas]), docs.length);
+    });
+  });
+
+  describe('custom resources', () => {
+    const crdDir = join(CHART, 'crds');
+    const crdFiles = existsSync(crdDir)
+      ? readdirSync(crdDir)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .map((f) => join(crdDir, f))
+      : [];
+    const walk = (dir: string): string[] =>
+      existsSync(dir)
+        ? readdirSync(dir).flatMap((f) => {
+            const p = join(dir, f);
+            return statSync(p).isDirectory() ? walk(p) : /\.ya?ml$/.test(f) ? [p] : [];
+          })
+        : [];
+    const examples = walk(join(ROOT, 'examples'));
+    let crdSchemas = '';
+
+    beforeAll(async () => {
+      if (crdFiles.length === 0) return;
+      crdSchemas = mkdtempSync(join(tmpdir(), 'sluice-crd-schemas-'));
+      const r = await run(process.execPath, [
+        join(ROOT, 'scripts/tools/openapi2jsonschema.mjs'),
+        '--out',
+        crdSchemas,
+        '--crd',
+        ...crdFiles,
+      ]);
+      if (r.code !== 0) throw new Error(`openapi2jsonschema failed:\n${r.stderr}`);
+    });
+    afterAll(() => {
+      if (crdSchemas) rmSync(crdSchemas, { recursive: true, force: true });
+    });
+
+    it(`ships CRDs that are valid CustomResourceDefinitions (${crdFiles.length} files)`, async () => {
+      // The lead's generator writes charts/sluice/crds (npm run gen:crds).
+      expect(crdFiles.length).toBeGreaterThan(0);
+      const docs = crdFiles.flatMap((f) => loadAll(readFileSync(f, 'utf8')) as K8sObject[]).filter(Boolean);
+      expect(docs.map((d) => (d as Any).spec.names.kind).sort()).toEqual(
+        ['Connector', 'DataModel', 'Pipeline', 'Subscription', 'Warehouse'].sort(),
+      );
+      expectAllValid(await kubeconform(dumpDocs(docs), [kubeSchemas]), docs.length);
+    });
+
+    it(`validates examples/ against the CRD schemas (${examples.length} files)`, async () => {
+      if (examples.length === 0) return; // examples/ holds only its README so far
+      const docs = examples.flatMap((f) =>
+        (loadAll(readFileSync(f, 'utf8')) as (K8sObject | null)[])
+          .filter((d): d is K8sObject => d !== null)
+          .map((d) => ({ ...d, __file: relative(ROOT, f) })),
+      );
+      const yaml = dumpDocs(docs.map(({ __file: _f, ...d }) => d));
+      const result = await kubeconform(yaml, [
+        `${crdSchemas}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+        kubeSchemas,
+      ]);
+      expectAllValid(result, docs.length);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The Dockerfile cannot be built here (no Docker engine, no registry); what can
+// be checked without one is checked.
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const lines = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+
+  /** .dockerignore semantics: the last matching pattern wins; a match on a directory covers what is below. */
+  const ignored = (() => {
+    const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => {
+        const negate = l.startsWith('!');
+        const glob = (negate ? l.slice(1) : l).replace(/^\/+|\/+$/g, '');
+        const re = glob
+          .split('/')
+          .map((seg) =>
+            seg === '**'
+              ? '.*'
+              : seg
+                  .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                  .replace(/\*/g, '[^/]*')
+                  .replace(/\?/g, '[^/]'),
+          )
+          .join('/')
+          .replace(/\.\*\//g, '(?:.*/)?');
+        return { negate, re: new RegExp(`^${re}(?:/.*)?$`) };
+      });
+    return (path: string) => {
+      let out = false;
+      for (const p of patterns) if (p.re.test(path)) out = !p.negate;
+      return out;
+    };
+  })();
+
+  it('is multi-stage on Node 24 and runs as uid 10001 with node as the entrypoint', () => {
+    expect(lines).toContain('ARG NODE_IMAGE=node:24-bookworm-slim');
+    const stages = lines.filter((l) => l.startsWith('FROM ')).map((l) => l.split(/\s+AS\s+/i)[1]);
+    expect(stages).toEqual(['build', 'deps', 'runtime']);
+    expect(lines).toContain('USER 10001:10001');
+    expect(lines[lines.length - 2]).toBe('ENTRYPOINT ["node"]');
+    expect(lines[lines.length - 1]).toBe('CMD ["gateway/dist/main.js"]');
+    for (const l of lines.filter((x) => x.includes('--from='))) {
+      expect(stages).toContain(/--from=(\S+)/.exec(l)?.[1]);
+    }
+  });
+
+  it('COPYs only paths that exist and that .dockerignore lets through', () => {
+    const sources = lines
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
+      .flatMap((l) => l.split(/\s+/).slice(1, -1));
+    expect(sources.length).toBeGreaterThan(5);
+    for (const src of sources) {
+      expect({ src, exists: existsSync(join(ROOT, src)), ignored: ignored(src) }).toEqual({
+        src,
+        exists: true,
+        ignored: false,
+      });
+    }
+    // Sources enter the context, tests and build output do not.
+    expect(ignored('gateway/src/main.ts')).toBe(false);
+    expect(ignored('gateway/src/config.test.ts')).toBe(true);
+    expect(ignored('node_modules/x')).toBe(true);
+    expect(ignored('gateway/dist/main.js')).toBe(true);
+    expect(ignored('e2e/package.json')).toBe(false);
+    expect(ignored('e2e/chart.test.ts')).toBe(true);
+  });
+
+  it('starts the entry points the chart runs', () => {
+    // gateway/dist/main.js and operator/dist/worker/main.js come from these sources;
+    // operator/dist/main.js (the chart's operator.args) arrives with the operator.
+    for (const src of ['gateway/src/main.ts', 'operator/src/worker/main.ts']) {
+      expect({ src, exists: existsSync(join(ROOT, src)) }).toEqual({ src, exists: true });
+    }
+    const values = load(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Any;
+    expect(values.gateway.args).toEqual(['gateway/dist/main.js']);
+    expect(values.workers.args).toEqual(['operator/dist/worker/main.js']);
+    expect(values.podSecurityContext.runAsUser).toBe(10001);
+    expect(values.securityContext.runAsUser).toBe(10001);
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  loadAllYaml,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// GitOps: the manifests of examples/ applied with a Kubernetes client (as
+// `kubectl apply` does) to a real API server appear in the REST API of a
+// gateway running the Kubernetes adapter, through its mirror.
+const EXAMPLE_TEAM = '3f1c9a52-6d7e-4b8f-9a0b-1c2d3e4f5a6b';
+
+describeWithKube('examples/ applied to a real API server', () => {
+  const ns = `ex-${randomUUID().slice(0, 8)}`;
+  const kc = new KubeConfig();
+  let gw: TestGateway;
+  let t: TeamSetup;
+
+  beforeAll(async () => {
+    const kubeconfig = testKubeConfig() as string;
+    kc.loadFromFile(kubeconfig);
+    await installCrds(kubeconfig);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    gw = await startTestGateway('pglite', {
+      SLUICE_CLUSTER_ADAPTER: 'kubernetes',
+      SLUICE_NAMESPACE: ns,
+      KUBECONFIG: kubeconfig,
+    });
+    t = await setupTeam(gw, 'gitops');
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  async function apply(file: string): Promise<void> {
+    const text = readFileSync(resolve(import.meta.dirname, '../../examples', file), 'utf8').replaceAll(
+      EXAMPLE_TEAM,
+      t.teamId,
+    );
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    for (const doc of loadAllYaml(text) as KubernetesObject[]) {
+      doc.metadata = { ...doc.metadata, namespace: ns };
+      await api.create(doc);
+    }
+  }
+
+  async function until<T>(read: () => Promise<T>, test: (v: T) => boolean, ms = 15_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    let v = await read();
+    while (!test(v) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      v = await read();
+    }
+    return v;
+  }
+
+  it('a Kafka → Kafka pipeline applied as custom resources is listed with its team and parts', async () => {
+    await apply('kafka-to-kafka-pipeline.yaml');
+    const list = await until(
+      async () =>
+        (await gw.http.get('/api/pipelines/').set(t.owner.auth)).body as { items: Record<string, unknown>[] },
+      (b) => b.items?.length === 1,
+    );
+    expect(list.items[0]).toMatchObject({ name: 'orders-copy' });
+    const pipeline = (await gw.http.get(`/api/pipelines/${list.items[0]!.id as string}`).set(t.owner.auth))
+      .body;
+    expect(pipeline).toMatchObject({
+      team_id: t.teamId,
+      source_name: 'orders-in',
+      source_type: 'KAFKA_SOURCE',
+      target_name: 'orders-out',
+      subscription_target_table_name: 'orders-copy',
+    });
+    const connectors = (await gw.http.get(`/api/connectors/?team_id=${t.teamId}`).set(t.owner.auth)).body;
+    expect(connectors.total).toBe(2);
+  });
+
+  it('a Postgres CDC source with a secret reference shows the reference redacted and its data models', async () => {
+    await apply('postgres-cdc-source.yaml');
+    const id = '5d0e2f3a-7b8c-4d9e-8f0a-1b2c3d4e5f60';
+    const res = await until(
+      () => gw.http.get(`/api/connectors/${id}`).set(t.owner.auth),
+      (r) => r.status === 200,
+    );
+    expect(res.body).toMatchObject({
+      name: 'inventory-cdc',
+      connector_type: 'POSTGRES_SOURCE',
+      status: 'paused',
+    });
+    expect(JSON.stringify(res.body)).not.toContain('change-me');
+  });
+});

@@ -1,0 +1,198 @@
+import type {
+  ClusterObject,
+  ClusterPort,
+  ConnectorResource,
+  DataModelResource,
+  PipelineResource,
+  SluiceKind,
+  SubscriptionResource,
+  WorkerRuntimePort,
+} from '@sluice/shared';
+import { planConnector, type ConnectorInput } from '../reconcile/connector.js';
+import { planPart } from '../reconcile/part.js';
+import { planPipeline } from '../reconcile/pipeline.js';
+import type { Plan } from '../reconcile/actions.js';
+import { runWorkers, WorkQueue } from '../work-queue.js';
+import type { EventRecorder } from './events.js';
+import { execute } from './executor.js';
+import { Informer } from './informer.js';
+import type { Logger } from './logger.js';
+
+export interface ControllerOptions {
+  cluster: ClusterPort;
+  runtime: WorkerRuntimePort;
+  events: EventRecorder;
+  log: Logger;
+  /** Only this namespace (a Role-scoped install); unset: all. */
+  namespace?: string;
+  /** Reconciles running at once (different keys). */
+  concurrency?: number;
+  /** Every object is reconciled again this often, whatever happened (safety net). */
+  resyncMs?: number;
+  now?: () => string;
+}
+
+const KINDS = ['Connector', 'DataModel', 'Subscription', 'Pipeline'] as const satisfies readonly SluiceKind[];
+type Kind = (typeof KINDS)[number];
+
+/**
+ * The operator's control loop: an informer per kind feeds a rate-limited
+ * queue of `Kind/namespace/name` keys; a reconcile reads the caches and the
+ * worker runtime, asks the pure planner of its kind what to do, and lets the
+ * executor do it. A change to one object also queues the objects whose plan
+ * reads it (a data model → its connector, a connector → its pipelines and
+ * the targets reading from it), and every worker change queues its connector.
+ */
+export class Controller {
+  private readonly queue = new WorkQueue();
+  private readonly informers: Record<Kind, Informer>;
+  private readonly now: () => string;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    const make = (kind: Kind) =>
+      new Informer(options.cluster, kind, (o) => this.changed(kind, o), options.log, options.namespace);
+    this.informers = {
+      Connector: make('Connector'),
+      DataModel: make('DataModel'),
+      Subscription: make('Subscription'),
+      Pipeline: make('Pipeline'),
+    };
+  }
+
+  /** Runs until `signal` aborts; workers keep running (the next leader adopts them). */
+  async run(signal: AbortSignal): Promise<void> {
+    const { runtime, log } = this.options;
+    const unsubscribe = runtime.subscribe((id) => this.workerChanged(id));
+    const informers = Object.values(this.informers).map((i) => i.run(signal));
+    const resync = setInterval(() => this.enqueueAll(), this.options.resyncMs ?? 5 * 60_000);
+    signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
+    await Promise.all(Object.values(this.informers).map((i) => i.synced));
+    log.info({}, 'operator caches synced; reconciling');
+    try {
+      await runWorkers(this.queue, this.options.concurrency ?? 4, (key) => this.reconcile(key), {
+        onError: (err, key) =>
+          log.warn({ key, err: (err as Error).message }, 'reconcile failed; retrying with back-off'),
+      });
+    } finally {
+      clearInterval(resync);
+      unsubscribe();
+      await Promise.all(informers);
+    }
+  }
+
+  /** The caches' view (tests and the operator's health endpoint). */
+  get(kind: Kind, namespace: string, name: string): ClusterObject | undefined {
+    return this.informers[kind].cache.get(`${namespace}/${name}`);
+  }
+
+  private enqueueAll(): void {
+    for (const kind of KINDS) for (const o of this.informers[kind].cache.values()) this.enqueue(kind, o);
+  }
+
+  private enqueue(kind: Kind, o: { metadata: { namespace: string; name: string } }): void {
+    this.queue.add(`${kind}/${o.metadata.namespace}/${o.metadata.name}`);
+  }
+
+  private all<T>(kind: Kind, ns: string): T[] {
+    return [...this.informers[kind].cache.values()].filter((o) => o.metadata.namespace === ns) as T[];
+  }
+
+  private find<T extends ClusterObject>(kind: Kind, ns: string, name: string | undefined): T | undefined {
+    return name === undefined
+      ? undefined
+      : (this.informers[kind].cache.get(`${ns}/${name}`) as T | undefined);
+  }
+
+  private changed(kind: Kind, o: ClusterObject): void {
+    const ns = o.metadata.namespace;
+    this.enqueue(kind, o);
+    if (kind === 'Connector') {
+      const id = o.metadata.name;
+      for (const p of this.all<PipelineResource>('Pipeline', ns)) {
+        if (p.spec.sourceConnectorId === id || p.spec.targetConnectorId === id) this.enqueue('Pipeline', p);
+      }
+      const dms = this.all<DataModelResource>('DataModel', ns).filter((d) => d.spec.connectorId === id);
+      for (const d of dms) this.enqueue('DataModel', d);
+      const dmIds = new Set(dms.map((d) => d.metadata.name));
+      for (const s of this.all<SubscriptionResource>('Subscription', ns)) {
+        if (s.spec.targetConnectorId === id) this.enqueue('Subscription', s);
+        // Targets reading from this source wait for it to be live.
+        if (dmIds.has(s.spec.datamodelId)) this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+      }
+    } else if (kind === 'DataModel') {
+      const d = o as DataModelResource;
+      this.queue.add(`Connector/${ns}/${d.spec.connectorId}`);
+      for (const s of this.all<SubscriptionResource>('Subscription', ns)) {
+        if (s.spec.datamodelId === d.metadata.name)
+          this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+      }
+    } else if (kind === 'Subscription') {
+      const s = o as SubscriptionResource;
+      this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+      for (const p of this.all<PipelineResource>('Pipeline', ns)) {
+        if (p.spec.subscriptionId === s.metadata.name) this.enqueue('Pipeline', p);
+      }
+    }
+  }
+
+  private workerChanged(id: string): void {
+    for (const c of this.informers.Connector.cache.values()) {
+      if (c.metadata.name === id) this.enqueue('Connector', c);
+    }
+  }
+
+  private async reconcile(key: string): Promise<{ requeueAfter: number } | undefined> {
+    const [kind, ns, name] = key.split('/') as [Kind, string, string];
+    const object = this.find(kind, ns, name);
+    let plan: Plan;
+    if (kind === 'Connector') {
+      const input = await this.connectorInput(ns, name, object as ConnectorResource | undefined);
+      if (!input) return undefined;
+      plan = planConnector(input);
+    } else if (!object) {
+      return undefined;
+    } else if (kind === 'Pipeline') {
+      const p = object as PipelineResource;
+      plan = planPipeline({
+        pipeline: p,
+        source: this.find('Connector', ns, p.spec.sourceConnectorId),
+        target: this.find('Connector', ns, p.spec.targetConnectorId),
+        subscription: this.find('Subscription', ns, p.spec.subscriptionId),
+        now: this.now(),
+      });
+    } else if (kind === 'DataModel') {
+      const d = object as DataModelResource;
+      plan = planPart(d, this.find('Connector', ns, d.spec.connectorId), this.now());
+    } else {
+      const s = object as SubscriptionResource;
+      plan = planPart(s, this.find('Connector', ns, s.spec.targetConnectorId), this.now());
+    }
+    await execute(plan.actions, this.options);
+    return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : undefined;
+  }
+
+  private async connectorInput(
+    ns: string,
+    name: string,
+    connector: ConnectorResource | undefined,
+  ): Promise<ConnectorInput | undefined> {
+    const worker = await this.options.runtime.observe(name);
+    if (!connector) {
+      // Gone without our finalizer (deleted before the operator ever saw it): its worker must go too.
+      if (worker) await this.options.runtime.stop(name);
+      return undefined;
+    }
+    const datamodels = this.all<DataModelResource>('DataModel', ns).filter(
+      (d) => d.spec.connectorId === name,
+    );
+    const subscriptions = this.all<SubscriptionResource>('Subscription', ns)
+      .filter((s) => s.spec.targetConnectorId === name)
+      .flatMap((subscription) => {
+        const datamodel = this.find<DataModelResource>('DataModel', ns, subscription.spec.datamodelId);
+        const source = datamodel && this.find<ConnectorResource>('Connector', ns, datamodel.spec.connectorId);
+        return datamodel && source ? [{ subscription, datamodel, source }] : [];
+      });
+    return { connector, datamodels, subscriptions, worker, now: this.now() };
+  }
+}

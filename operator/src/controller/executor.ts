@@ -1,0 +1,39 @@
+import { NotFoundError, type ClusterPort, type WorkerRuntimePort } from '@sluice/shared';
+import type { Action } from '../reconcile/actions.js';
+import type { EventRecorder } from './events.js';
+
+/**
+ * Applies a plan's actions in order; the thin side of "pure planning, thin
+ * executor". An object that vanished meanwhile is not an error (its delete
+ * event reconciles it again); any other failure throws and the key is
+ * retried with back-off.
+ */
+export async function execute(
+  actions: readonly Action[],
+  deps: { cluster: ClusterPort; runtime: WorkerRuntimePort; events: EventRecorder },
+): Promise<void> {
+  for (const a of actions) {
+    try {
+      switch (a.type) {
+        case 'patchStatus':
+          await deps.cluster.patchStatus(a.ref.kind, a.ref.namespace, a.ref.name, a.status);
+          break;
+        case 'patch':
+          await deps.cluster.patch(a.ref.kind, a.ref.namespace, a.ref.name, a.patch);
+          break;
+        case 'ensureWorker':
+          await deps.runtime.ensure(a.spec);
+          break;
+        case 'stopWorker':
+          await deps.runtime.stop(a.id);
+          break;
+        case 'event':
+          await deps.events.record(a.ref, a.eventType, a.reason, a.message);
+          break;
+      }
+    } catch (error) {
+      if (error instanceof NotFoundError) continue;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import {
+  abortableSleep,
+  ExpiredError,
+  type ClusterObject,
+  type ClusterPort,
+  type SluiceKind,
+} from '@sluice/shared';
+import type { Logger } from './logger.js';
+
+/**
+ * A cache of one kind, kept by list + watch (client-go's reflector). Every
+ * (re)list hands every object to `onChange` again and reports objects that
+ * vanished meanwhile: client-node's informer does not re-fire for objects it
+ * already knew, which loses updates made while a watch was down. A watch
+ * that fails is restarted with back-off, from a fresh list.
+ */
+export class Informer<T extends ClusterObject = ClusterObject> {
+  readonly cache = new Map<string, T>();
+  private syncedOnce!: () => void;
+  readonly synced = new Promise<void>((resolve) => (this.syncedOnce = resolve));
+
+  constructor(
+    private readonly cluster: ClusterPort,
+    readonly kind: SluiceKind,
+    private readonly onChange: (object: T, deleted: boolean) => void,
+    private readonly log: Logger,
+    private readonly namespace?: string,
+  ) {}
+
+  static key(o: { metadata: { namespace: string; name: string } }): string {
+    return `${o.metadata.namespace}/${o.metadata.name}`;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        const list = await this.cluster.list<T>(this.kind, this.namespace);
+        const seen = new Set<string>();
+        for (const o of list.items) {
+          const key = Informer.key(o);
+          seen.add(key);
+          this.cache.set(key, o);
+          this.onChange(o, false);
+        }
+        for (const [key, o] of this.cache) {
+          if (!seen.has(key)) {
+            this.cache.delete(key);
+            this.onChange(o, true);
+          }
+        }
+        this.syncedOnce();
+        failures = 0;
+        await this.cluster.watch<T>(
+          this.kind,
+          list.resourceVersion,
+          (event) => {
+            const key = Informer.key(event.object);
+            if (this.namespace !== undefined && event.object.metadata.namespace !== this.namespace) return;
+            if (event.type === 'DELETED') this.cache.delete(key);
+            else this.cache.set(key, event.object);
+            this.onChange(event.object, event.type === 'DELETED');
+          },
+          signal,
+        );
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!(error instanceof ExpiredError)) {
+          failures++;
+          this.log.warn(
+            { kind: this.kind, err: (error as Error).message },
+            'watch failed; relisting after back-off',
+          );
+          await abortableSleep(Math.min(30_000, 200 * 2 ** failures), signal);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,88 @@
+// The operator as its own process (Kubernetes: the chart's operator
+// Deployment, two replicas). Custom resources through the API server; the
+// controller runs only while this replica holds the Lease, so the two
+// replicas never reconcile at once and the second takes over within the
+// lease duration when the first dies. On one machine the gateway runs the
+// same controller in-process instead (gateway/src/server.ts).
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubernetesCluster } from '@sluice/shared';
+import { Controller } from './controller/controller.js';
+import { KubernetesEventRecorder } from './controller/kube-events.js';
+import type { Logger } from './controller/logger.js';
+import { WORKER_MAIN } from './index.js';
+import { LeaderElector } from './leader-election.js';
+import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
+import { ProcessRuntime } from './runtime/process-runtime.js';
+
+const env = process.env;
+
+function jsonLogger(base: Record<string, unknown>): Logger {
+  const line = (level: string) => (obj: object, msg?: string) =>
+    process.stdout.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level, ...base, ...obj, msg })}\n`,
+    );
+  return { info: line('info'), warn: line('warn'), error: line('error'), debug: () => undefined };
+}
+
+async function main(): Promise<void> {
+  const log = jsonLogger({ component: 'operator' });
+  const kc = new KubeConfig();
+  kc.loadFromDefault(); // in-cluster service account, or KUBECONFIG for development
+  const namespace = env.SLUICE_NAMESPACE || env.POD_NAMESPACE || 'default';
+  const watch = env.SLUICE_WATCH_NAMESPACES;
+  // `*`: every namespace (the chart's cluster-scope mode); else the release namespace.
+  const scope = watch === '*' ? undefined : namespace;
+  const identity = env.POD_NAME || hostname();
+  if ((env.SLUICE_WORKER_RUNTIME ?? 'kubernetes') !== 'process') {
+    // The Deployment runtime is not part of this build: refuse clearly rather than
+    // report pipelines as building forever.
+    throw new Error(
+      'SLUICE_WORKER_RUNTIME=kubernetes (Deployments) is not part of this build yet; set SLUICE_WORKER_RUNTIME=process',
+    );
+  }
+  const runtime = new ProcessRuntime({
+    command: [process.execPath, WORKER_MAIN],
+    workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
+  });
+  const controller = new Controller({
+    cluster: new KubernetesCluster({ kubeConfig: kc, namespace: scope, fieldManager: 'sluice-operator' }),
+    runtime,
+    events: new KubernetesEventRecorder(kc, 'sluice-operator', log),
+    log,
+    namespace: scope,
+  });
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort());
+  const run = (signal: AbortSignal) =>
+    controller
+      .run(signal)
+      .catch((err: unknown) => log.error({ err: (err as Error).message }, 'controller failed'));
+  if (env.SLUICE_LEADER_ELECTION === 'false') {
+    await run(stop.signal);
+  } else {
+    const elector = new LeaderElector({
+      store: new KubernetesLeaseStore({
+        api: kc.makeApiClient(CoordinationV1Api),
+        namespace,
+        name: env.SLUICE_LEASE_NAME || 'sluice-operator',
+      }),
+      identity,
+      onStartedLeading: (signal) => {
+        log.info({ identity }, 'leading');
+        return run(signal);
+      },
+      onStoppedLeading: () => log.info({ identity }, 'no longer leading'),
+      onNewLeader: (leader) => log.info({ leader }, 'leader elected'),
+    });
+    // A replica that loses the lease campaigns again until it is stopped.
+    while (!stop.signal.aborted) await elector.run(stop.signal);
+  }
+  await runtime.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`sluice-operator: ${(err as Error).message}\n`);
+  process.exit(1);
+});

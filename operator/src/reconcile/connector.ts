@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import {
+  connectorType,
+  RESTART_ANNOTATION,
+  sourceWorkerConfig,
+  targetWorkerConfig,
+  type ConnectorResource,
+  type ConnectorState,
+  type DataModelResource,
+  type SubscriptionResource,
+  type WorkerConfig,
+  type WorkerObservation,
+  WORKER_FINALIZER,
+} from '@sluice/shared';
+import { type Action, type ObjectRef, type Plan } from './actions.js';
+import { conditions, stateConditions, statusDiff } from './conditions.js';
+
+/** What the connector reconciler sees: the object, what feeds its worker, and the worker. */
+export interface ConnectorInput {
+  connector: ConnectorResource;
+  /** Source connectors: their data models. */
+  datamodels: DataModelResource[];
+  /** Target connectors: the subscriptions delivered to them, each with its data model and source. */
+  subscriptions: {
+    subscription: SubscriptionResource;
+    datamodel: DataModelResource;
+    source: ConnectorResource;
+  }[];
+  worker: WorkerObservation | undefined;
+  now: string;
+}
+
+/** While a target waits for its sources, look again this often (sources are also watched). */
+export const WAIT_FOR_SOURCE_MS = 5000;
+
+export function connectorRef(c: ConnectorResource): ObjectRef {
+  return { kind: 'Connector', namespace: c.metadata.namespace, name: c.metadata.name };
+}
+
+/** The worker configuration and its hash (configuration + the last restart request). */
+export function connectorWorker(input: ConnectorInput): { config: WorkerConfig; hash: string } {
+  const c = input.connector;
+  const config =
+    connectorType(c.spec.connectorType)?.direction === 'target'
+      ? targetWorkerConfig(c, input.subscriptions)
+      : sourceWorkerConfig(c, input.datamodels);
+  const restart = c.metadata.annotations?.[RESTART_ANNOTATION] ?? '';
+  const hash = createHash('sha256')
+    .update(JSON.stringify(config))
+    .update('\0')
+    .update(restart)
+    .digest('hex')
+    .slice(0, 16);
+  return { config, hash };
+}
+
+/**
+ * Spec 3.2 as a pure function. Desired `running`: the worker runs with the
+ * current configuration (a changed data model or subscription changes the
+ * hash, so the worker restarts); `building` until the worker is ready, then
+ * `live`; a worker that fails is `error` with its message and is not
+ * restarted until the next start (a new restart annotation). A target waits
+ * for the sources it reads to be live (source before target). Desired
+ * `stopped`: `stopping` while the worker is there, then `paused`. Deletion:
+ * the worker goes, then the finalizer.
+ */
+export function planConnector(input: ConnectorInput): Plan {
+  const c = input.connector;
+  const ref = connectorRef(c);
+  const actions: Action[] = [];
+  const finalizers = c.metadata.finalizers ?? [];
+  const worker = input.worker;
+
+  if (c.metadata.deletionTimestamp) {
+    if (worker) return { actions: [{ type: 'stopWorker', id: c.metadata.name }] };
+    if (finalizers.includes(WORKER_FINALIZER)) {
+      actions.push({
+        type: 'patch',
+        ref,
+        patch: { metadata: { finalizers: finalizers.filter((f) => f !== WORKER_FINALIZER) } },
+      });
+    }
+    return { actions };
+  }
+  if (!finalizers.includes(WORKER_FINALIZER)) {
+    actions.push({
+      type: 'patch',
+      ref,
+      patch: { metadata: { finalizers: [...finalizers, WORKER_FINALIZER] } },
+    });
+  }
+
+  let state: ConnectorState;
+  let message = '';
+  let requeueAfterMs: number | undefined;
+  if (c.spec.desiredState === 'running') {
+    const { config, hash } = connectorWorker(input);
+    const waitingFor = input.subscriptions
+      .map((s) => s.source)
+      .filter((s) => s.status?.state !== 'live')
+      .map((s) => s.spec.name);
+    if (worker && worker.configHash === hash && worker.phase === 'ready') {
+      state = 'live';
+    } else if (worker && worker.configHash === hash && worker.phase === 'failed') {
+      state = 'error';
+      message = worker.message ?? 'The worker failed';
+    } else if (!worker || worker.configHash !== hash) {
+      if (waitingFor.length > 0 && !worker) {
+        state = 'building';
+        message = `Waiting for source ${[...new Set(waitingFor)].sort().join(', ')} to be live`;
+        requeueAfterMs = WAIT_FOR_SOURCE_MS;
+      } else {
+        state = 'building';
+        message = worker ? 'Restarting the worker with a new configuration' : 'Starting the worker';
+        actions.push({
+          type: 'ensureWorker',
+          spec: {
+            id: c.metadata.name,
+            namespace: c.metadata.namespace,
+            config: config as unknown as Record<string, unknown>,
+            configHash: hash,
+            labels: { 'sluice.dev/connector-id': c.metadata.name },
+          },
+        });
+      }
+    } else {
+      state = 'building';
+      message = 'Waiting for the worker to be ready';
+    }
+  } else if (worker) {
+    state = 'stopping';
+    message = 'Stopping the worker';
+    if (worker.phase !== 'stopping') actions.push({ type: 'stopWorker', id: c.metadata.name });
+  } else {
+    state = 'paused';
+  }
+
+  const status = {
+    state,
+    message: message || null,
+    observedGeneration: c.metadata.generation ?? 0,
+    conditions: conditions(
+      c.status?.conditions,
+      stateConditions(state, message),
+      c.metadata.generation ?? 0,
+      input.now,
+    ),
+  };
+  const diff = statusDiff(c.status as Record<string, unknown> | undefined, {
+    ...status,
+    // null clears the message in a merge patch; compare it as absent.
+    message: status.message ?? undefined,
+  });
+  if (diff) {
+    actions.push({
+      type: 'patchStatus',
+      ref,
+      status: { ...diff, ...('message' in diff ? { message: status.message } : {}) },
+    });
+    if (diff.state !== undefined) actions.push(transitionEvent(ref, c.status?.state, state, message));
+  }
+  return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+/** The Event of a state change: a Warning when it ends in error. */
+export function transitionEvent(
+  ref: ObjectRef,
+  from: string | undefined,
+  to: string,
+  message: string,
+): Action {
+  return {
+    type: 'event',
+    ref,
+    eventType: to === 'error' ? 'Warning' : 'Normal',
+    reason: to.charAt(0).toUpperCase() + to.slice(1),
+    message: `${from ?? 'new'} → ${to}${message ? `: ${message}` : ''}`,
+  };
+}

@@ -1,0 +1,329 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  RESTART_ANNOTATION,
+  WORKER_FINALIZER,
+  type ConnectorResource,
+  type PipelineResource,
+  type SubscriptionResource,
+  type WorkerObservation,
+} from '@sluice/shared';
+import type { Action, Plan } from './actions.js';
+import { connectorWorker, planConnector, type ConnectorInput } from './connector.js';
+import { planPart } from './part.js';
+import { planPipeline } from './pipeline.js';
+
+const NOW = '2026-11-23T12:00:00Z';
+const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+
+function connector(
+  over: Partial<ConnectorResource['spec']> = {},
+  meta: Partial<ConnectorResource['metadata']> = {},
+) {
+  return {
+    apiVersion: 'sluice.dev/v1alpha1',
+    kind: 'Connector',
+    metadata: { name: id(1), namespace: 'ns', generation: 1, finalizers: [WORKER_FINALIZER], ...meta },
+    spec: {
+      name: 'orders-src',
+      teamId: id(9),
+      connectorType: 'KAFKA_SOURCE',
+      configuration: { topic: ['orders'] },
+      desiredState: 'running',
+      ...over,
+    },
+  } as ConnectorResource;
+}
+
+const input = (c: ConnectorResource, worker?: WorkerObservation): ConnectorInput => ({
+  connector: c,
+  datamodels: [],
+  subscriptions: [],
+  worker,
+  now: NOW,
+});
+
+/** Applies a plan's status and patches to the object, as the API server would. */
+function applied<T extends { status?: unknown; metadata: { finalizers?: string[] } }>(o: T, plan: Plan): T {
+  let out = structuredClone(o);
+  for (const a of plan.actions) {
+    if (a.type === 'patchStatus') out = { ...out, status: { ...(out.status as object), ...a.status } };
+    if (a.type === 'patch' && a.patch.metadata) {
+      out = { ...out, metadata: { ...out.metadata, ...(a.patch.metadata as object) } };
+    }
+  }
+  return out;
+}
+
+const types = (plan: Plan) => plan.actions.map((a) => a.type);
+const status = (plan: Plan) =>
+  (plan.actions.find((a) => a.type === 'patchStatus') as Extract<Action, { type: 'patchStatus' }>)?.status;
+
+describe('planConnector (spec 3.2)', () => {
+  it('adds its finalizer, starts the worker and says building', () => {
+    const plan = planConnector(input(connector({}, { finalizers: [] })));
+    expect(types(plan)).toEqual(['patch', 'ensureWorker', 'patchStatus', 'event']);
+    expect(plan.actions[0]).toMatchObject({ patch: { metadata: { finalizers: [WORKER_FINALIZER] } } });
+    expect(status(plan)).toMatchObject({
+      state: 'building',
+      message: 'Starting the worker',
+      observedGeneration: 1,
+    });
+  });
+
+  it('is live once the worker with the current configuration is ready, and then plans nothing', () => {
+    const c = connector();
+    const { hash } = connectorWorker(input(c));
+    const ready: WorkerObservation = { id: id(1), phase: 'ready', configHash: hash, restarts: 0 };
+    const plan = planConnector(input(c, ready));
+    expect(status(plan)).toMatchObject({ state: 'live' });
+    const conditions = status(plan)?.conditions as { type: string; status: string }[];
+    expect(conditions.map((x) => `${x.type}=${x.status}`)).toEqual([
+      'Ready=True',
+      'Progressing=False',
+      'Degraded=False',
+    ]);
+    // Idempotent: the same inputs against the written status plan nothing.
+    expect(planConnector({ ...input(applied(c, plan), ready), now: '2026-11-23T13:00:00Z' }).actions).toEqual(
+      [],
+    );
+  });
+
+  it('reports a failed worker as error with its message, without restarting it', () => {
+    const c = connector();
+    const { hash } = connectorWorker(input(c));
+    const plan = planConnector(
+      input(c, { id: id(1), phase: 'failed', configHash: hash, restarts: 0, message: 'bad password' }),
+    );
+    expect(types(plan)).toEqual(['patchStatus', 'event']);
+    expect(status(plan)).toMatchObject({ state: 'error', message: 'bad password' });
+    expect(plan.actions[1]).toMatchObject({ eventType: 'Warning', reason: 'Error' });
+  });
+
+  it('restarts the worker when a start asks again (restart annotation) or the configuration changes', () => {
+    const c = connector();
+    const failed: WorkerObservation = {
+      id: id(1),
+      phase: 'failed',
+      configHash: connectorWorker(input(c)).hash,
+      restarts: 0,
+    };
+    const retried = connector({}, { annotations: { [RESTART_ANNOTATION]: NOW } });
+    expect(types(planConnector(input(retried, failed)))).toContain('ensureWorker');
+    const changed = connector({ configuration: { topic: ['orders', 'refunds'] } });
+    expect(types(planConnector(input(changed, failed)))).toContain('ensureWorker');
+  });
+
+  it('stops: stopping while the worker is there, paused when it is gone', () => {
+    const c = connector({ desiredState: 'stopped' }, {});
+    const running: WorkerObservation = { id: id(1), phase: 'ready', configHash: 'x', restarts: 0 };
+    const plan = planConnector(input(c, running));
+    expect(types(plan)).toEqual(['stopWorker', 'patchStatus', 'event']);
+    expect(status(plan)).toMatchObject({ state: 'stopping' });
+    expect(status(planConnector(input(applied(c, plan))))).toMatchObject({ state: 'paused', message: null });
+  });
+
+  it('waits for its sources before starting a target worker (source before target)', () => {
+    const target = connector({ name: 'wh', connectorType: 'POSTGRES_TARGET', configuration: {} });
+    const source = connector({ name: 'orders-src' });
+    const sub = {
+      metadata: { name: id(3) },
+      spec: {
+        datamodelId: id(2),
+        targetTableName: 't',
+        mapperConfig: [],
+        consumerId: 'c',
+        enabled: true,
+        backfill: false,
+        errorTable: { enabled: false },
+      },
+    } as unknown as SubscriptionResource;
+    const dm = { metadata: { name: id(2) }, spec: { entry: 'orders', enabled: true } } as never;
+    const waiting = planConnector({
+      ...input(target),
+      subscriptions: [{ subscription: sub, datamodel: dm, source }],
+    });
+    expect(types(waiting)).not.toContain('ensureWorker');
+    expect(status(waiting)).toMatchObject({
+      state: 'building',
+      message: 'Waiting for source orders-src to be live',
+    });
+    expect(waiting.requeueAfterMs).toBeGreaterThan(0);
+    const live = { ...source, status: { state: 'live' as const } };
+    expect(
+      types(
+        planConnector({
+          ...input(target),
+          subscriptions: [{ subscription: sub, datamodel: dm, source: live }],
+        }),
+      ),
+    ).toContain('ensureWorker');
+  });
+
+  it('on deletion stops the worker first, then releases its finalizer', () => {
+    const c = connector({}, { deletionTimestamp: NOW });
+    expect(
+      types(planConnector(input(c, { id: id(1), phase: 'ready', configHash: 'x', restarts: 0 }))),
+    ).toEqual(['stopWorker']);
+    expect(planConnector(input(c)).actions).toEqual([
+      {
+        type: 'patch',
+        ref: { kind: 'Connector', namespace: 'ns', name: id(1) },
+        patch: { metadata: { finalizers: [] } },
+      },
+    ]);
+  });
+});
+
+describe('planPipeline (spec 3.1)', () => {
+  const pipeline = (desiredState: 'draft' | 'running' | 'paused', annotations?: Record<string, string>) =>
+    ({
+      apiVersion: 'sluice.dev/v1alpha1',
+      kind: 'Pipeline',
+      metadata: { name: id(5), namespace: 'ns', generation: 2, ...(annotations ? { annotations } : {}) },
+      spec: {
+        name: 'p',
+        teamId: id(9),
+        sourceConnectorId: id(1),
+        targetConnectorId: id(4),
+        datamodelId: id(2),
+        subscriptionId: id(3),
+        ownsSource: true,
+        ownsTarget: false,
+        desiredState,
+        version: 1,
+      },
+    }) as PipelineResource;
+  const src = (state?: string, desiredState: 'running' | 'stopped' = 'running') =>
+    ({
+      ...connector({ desiredState }),
+      status: state ? { state, message: state === 'error' ? 'no route to host' : undefined } : undefined,
+    }) as ConnectorResource;
+  const dst = (state?: string, desiredState: 'running' | 'stopped' = 'running') =>
+    ({
+      ...connector({ name: 'wh', desiredState }, { name: id(4) }),
+      status: state ? { state } : undefined,
+    }) as ConnectorResource;
+  const sub = (enabled: boolean) =>
+    ({
+      kind: 'Subscription',
+      metadata: { name: id(3), namespace: 'ns' },
+      spec: { enabled },
+    }) as SubscriptionResource;
+
+  it('start: enables its subscription and starts both connectors with its restart request', () => {
+    const plan = planPipeline({
+      pipeline: pipeline('running', { [RESTART_ANNOTATION]: NOW }),
+      source: src(undefined, 'stopped'),
+      target: dst(),
+      subscription: sub(false),
+      now: NOW,
+    });
+    expect(plan.actions.filter((a) => a.type === 'patch')).toEqual([
+      {
+        type: 'patch',
+        ref: { kind: 'Subscription', namespace: 'ns', name: id(3) },
+        patch: { spec: { enabled: true } },
+      },
+      {
+        type: 'patch',
+        ref: { kind: 'Connector', namespace: 'ns', name: id(1) },
+        patch: {
+          metadata: { annotations: { [RESTART_ANNOTATION]: NOW } },
+          spec: { desiredState: 'running' },
+        },
+      },
+      {
+        type: 'patch',
+        ref: { kind: 'Connector', namespace: 'ns', name: id(4) },
+        patch: {
+          metadata: { annotations: { [RESTART_ANNOTATION]: NOW } },
+          spec: { desiredState: 'running' },
+        },
+      },
+    ]);
+    expect(status(plan)).toMatchObject({ state: 'building' });
+  });
+
+  it('is live only when both connectors are live; error carries the failing part', () => {
+    const live = planPipeline({
+      pipeline: pipeline('running'),
+      source: src('live'),
+      target: dst('live'),
+      subscription: sub(true),
+      now: NOW,
+    });
+    expect(status(live)).toMatchObject({ state: 'live', observedGeneration: 2 });
+    const building = planPipeline({
+      pipeline: pipeline('running'),
+      source: src('live'),
+      target: dst('building'),
+      subscription: sub(true),
+      now: NOW,
+    });
+    expect(status(building)).toMatchObject({ state: 'building', message: 'Waiting for wh to be live' });
+    const failed = planPipeline({
+      pipeline: pipeline('running'),
+      source: src('error'),
+      target: dst('live'),
+      subscription: sub(true),
+      now: NOW,
+    });
+    expect(status(failed)).toMatchObject({ state: 'error', message: 'Source orders-src: no route to host' });
+  });
+
+  it('pause: disables its subscription and stops only the connectors it owns', () => {
+    const plan = planPipeline({
+      pipeline: pipeline('paused'),
+      source: src('live'),
+      target: dst('live'),
+      subscription: sub(true),
+      now: NOW,
+    });
+    expect(
+      plan.actions.filter((a) => a.type === 'patch').map((a) => (a as { ref: { name: string } }).ref.name),
+    ).toEqual([id(3), id(1)]);
+    expect(status(plan)).toMatchObject({ state: 'paused' });
+  });
+
+  it('a draft does nothing to its parts', () => {
+    const plan = planPipeline({
+      pipeline: pipeline('draft'),
+      source: src(),
+      target: dst(),
+      subscription: sub(false),
+      now: NOW,
+    });
+    expect(types(plan)).toEqual(['patchStatus', 'event']);
+    expect(status(plan)).toMatchObject({ state: 'draft' });
+  });
+});
+
+describe('planPart (data models and subscriptions)', () => {
+  it('is Ready when enabled and its connector is live, Degraded when it failed, neither when disabled', () => {
+    const dm = {
+      kind: 'DataModel',
+      metadata: { name: id(2), namespace: 'ns', generation: 1 },
+      spec: { enabled: true },
+    } as never;
+    const ready = (s: ReturnType<typeof status>) =>
+      (s?.conditions as { type: string; status: string }[]).map((c) => `${c.type}=${c.status}`);
+    expect(ready(status(planPart(dm, { ...connector(), status: { state: 'live' } }, NOW)))).toEqual([
+      'Ready=True',
+      'Progressing=False',
+      'Degraded=False',
+    ]);
+    expect(
+      ready(status(planPart(dm, { ...connector(), status: { state: 'error', message: 'x' } }, NOW))),
+    ).toEqual(['Ready=False', 'Progressing=False', 'Degraded=True']);
+    const off = {
+      kind: 'DataModel',
+      metadata: { name: id(2), namespace: 'ns', generation: 1 },
+      spec: { enabled: false },
+    } as never;
+    expect(ready(status(planPart(off, connector(), NOW)))).toEqual([
+      'Ready=False',
+      'Progressing=False',
+      'Degraded=False',
+    ]);
+  });
+});
