@@ -3,7 +3,13 @@ import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'p
 import { join } from 'node:path';
 import { Controller, LogEventRecorder, ProcessRuntime, WORKER_MAIN } from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
-import { EmbeddedCluster, EmbeddedSecretStore, KubernetesCluster, SecretBox } from '@sluice/shared';
+import {
+  EmbeddedCluster,
+  EmbeddedSecretStore,
+  KubernetesCluster,
+  KubernetesSecretStore,
+  SecretBox,
+} from '@sluice/shared';
 import { buildApp } from './app.js';
 import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
@@ -60,8 +66,10 @@ export async function createContext(
   const principals = new PrincipalCache(config.principalCacheMs);
   // The cluster and the mirror write through the plain handle: their writes
   // do not touch people's rows, so they need not clear the principal cache.
-  const cluster =
-    config.clusterAdapter === 'kubernetes' ? kubernetesCluster(config) : new EmbeddedCluster(handle.db);
+  const kc = config.clusterAdapter === 'kubernetes' ? kubeConfig(config) : undefined;
+  const cluster = kc
+    ? new KubernetesCluster({ kubeConfig: kc, namespace: config.namespace, fieldManager: 'sluice-gateway' })
+    : new EmbeddedCluster(handle.db);
   const mirror = new MirrorSync(handle.db, cluster, config.namespace, log);
   const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
@@ -74,8 +82,8 @@ export async function createContext(
     passwords: new Passwords(config.passwordMinLength, config.bcryptCost),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log }),
     secrets: secretBox,
-    // The Kubernetes adapter will pick its store here (SLUICE_CLUSTER_ADAPTER).
-    secretStore: new EmbeddedSecretStore(handle.db, secretBox),
+    // Kubernetes: Secrets of the worker namespace, which worker pods mount.
+    secretStore: kc ? new KubernetesSecretStore(kc) : new EmbeddedSecretStore(handle.db, secretBox),
     cluster,
     catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
     mirror,
@@ -93,16 +101,12 @@ export async function createContext(
   };
 }
 
-/** Custom resources in a real API server, in the configured namespace (SLUICE_NAMESPACE). */
-function kubernetesCluster(config: Config): KubernetesCluster {
+/** The API server of KUBECONFIG, or of the in-cluster service account. */
+function kubeConfig(config: Config): KubeConfig {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  return new KubernetesCluster({
-    kubeConfig: kc,
-    namespace: config.namespace,
-    fieldManager: 'sluice-gateway',
-  });
+  return kc;
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
-import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { configs, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 // GitOps: the manifests of examples/ applied with a Kubernetes client (as
@@ -96,5 +96,37 @@ describeWithKube('examples/ applied to a real API server', () => {
       status: 'paused',
     });
     expect(JSON.stringify(res.body)).not.toContain('change-me');
+  });
+
+  it('an inline password written through the REST API goes into a Kubernetes Secret, the resource holds a reference', async () => {
+    const res = await gw.http.post('/api/connectors/').set(t.owner.auth).send({
+      name: 'shop-cdc',
+      team_id: t.teamId,
+      connector_type: 'POSTGRES_SOURCE',
+      json_configuration: configs.pgSource(),
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.json_configuration.password).toBe('<redacted>');
+    const secret = await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ name: `sluice-connector-${res.body.id as string}`, namespace: ns });
+    const values = Object.values(secret.data ?? {}).map((v) => Buffer.from(v, 'base64').toString('utf8'));
+    expect(values).toContain(SECRETS.pgSource);
+    const cr = await KubernetesObjectApi.makeApiClient(kc).read({
+      apiVersion: 'sluice.dev/v1alpha1',
+      kind: 'Connector',
+      metadata: { name: res.body.id as string, namespace: ns },
+    });
+    const spec = (cr as unknown as { spec: { configuration: { password: unknown } } }).spec;
+    expect(spec.configuration.password).toEqual({
+      valueFrom: {
+        secretKeyRef: { name: `sluice-connector-${res.body.id as string}`, key: expect.any(String) },
+      },
+    });
+    expect(JSON.stringify(cr)).not.toContain(SECRETS.pgSource);
+    // The referable secrets of the namespace, keys only.
+    const listed = (await gw.http.get('/api/k8s-secrets').set(t.owner.auth)).body;
+    expect(JSON.stringify(listed)).toContain('inventory-db');
+    expect(JSON.stringify(listed)).not.toContain(SECRETS.pgSource);
   });
 });

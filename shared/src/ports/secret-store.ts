@@ -56,3 +56,15 @@ export interface SecretStorePort {
   /** True when there was a secret to delete. */
   delete(namespace: string, name: string): Promise<boolean>;
 }
+
+/** `resolve` of every adapter: the referenced key of a secret read with `get`. */
+export async function resolveSecretRef(
+  store: Pick<SecretStorePort, 'get'>,
+  namespace: string,
+  ref: { name: string; key: string },
+): Promise<string> {
+  const secret = await store.get(namespace, ref.name);
+  if (!secret) throw new SecretNotFoundError(namespace, ref.name);
+  if (!Object.hasOwn(secret.data, ref.key)) throw new SecretNotFoundError(namespace, ref.name, ref.key);
+  return secret.data[ref.key] as string;
+}

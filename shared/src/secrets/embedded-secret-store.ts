@@ -2,7 +2,7 @@ import { sql, type Generated, type Kysely } from 'kysely';
 import { InvalidError } from '../cluster/errors.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import {
-  SecretNotFoundError,
+  resolveSecretRef,
   type SecretStorePort,
   type SecretSummary,
   type StoredSecret,
@@ -95,10 +95,7 @@ export class EmbeddedSecretStore implements SecretStorePort {
   }
 
   async resolve(namespace: string, ref: { name: string; key: string }): Promise<string> {
-    const secret = await this.get(namespace, ref.name);
-    if (!secret) throw new SecretNotFoundError(namespace, ref.name);
-    if (!Object.hasOwn(secret.data, ref.key)) throw new SecretNotFoundError(namespace, ref.name, ref.key);
-    return secret.data[ref.key] as string;
+    return resolveSecretRef(this, namespace, ref);
   }
 
   async list(namespace: string): Promise<SecretSummary[]> {

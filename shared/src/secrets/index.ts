@@ -8,3 +8,4 @@ export {
   type ExternalizeResult,
   type SecretIssue,
 } from './externalize.js';
+export * from './kubernetes-secret-store.js';
