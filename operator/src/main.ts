@@ -43,7 +43,9 @@ async function main(): Promise<void> {
     );
   }
   const runtime = new ProcessRuntime({
-    command: [process.execPath, WORKER_MAIN],
+    command: env.SLUICE_WORKER_COMMAND
+      ? (JSON.parse(env.SLUICE_WORKER_COMMAND) as string[])
+      : [process.execPath, WORKER_MAIN],
     workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
   });
   const controller = new Controller({
@@ -69,6 +71,8 @@ async function main(): Promise<void> {
         name: env.SLUICE_LEASE_NAME || 'sluice-operator',
       }),
       identity,
+      // SLUICE_LEASE_DURATION_S (default 15): how long a dead leader holds the lease.
+      ...leaseTimings(Number(env.SLUICE_LEASE_DURATION_S || 15) * 1000),
       onStartedLeading: (signal) => {
         log.info({ identity }, 'leading');
         return run(signal);
@@ -80,6 +84,15 @@ async function main(): Promise<void> {
     while (!stop.signal.aborted) await elector.run(stop.signal);
   }
   await runtime.close();
+}
+
+/** client-go's proportions: renew deadline 2/3 of the lease, retry every 2 s at most. */
+function leaseTimings(leaseDurationMs: number) {
+  return {
+    leaseDurationMs,
+    renewDeadlineMs: Math.round((leaseDurationMs * 2) / 3),
+    retryPeriodMs: Math.min(2000, Math.round(leaseDurationMs / 7.5)),
+  };
 }
 
 main().catch((err: unknown) => {
