@@ -37,15 +37,19 @@ export function stateConditions(state: string, message: string): Record<Conditio
   };
 }
 
-/** The status fields that differ between `current` and `next` (deep), or undefined when none do. */
+/**
+ * The merge patch from `current` to `next`: the fields that differ (deeply:
+ * the API server may order keys differently), a field `next` leaves
+ * undefined sent as null so that it is cleared; undefined when nothing
+ * differs, so a converged object writes nothing.
+ */
 export function statusDiff(
   current: Record<string, unknown> | undefined,
   next: Record<string, unknown>,
 ): Record<string, unknown> | undefined {
   const diff: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(next)) {
-    // Key order may differ (the API server sorts keys): compare deeply.
-    if (!isDeepStrictEqual(current?.[key], value)) diff[key] = value;
+    if (!isDeepStrictEqual(current?.[key] ?? undefined, value)) diff[key] = value ?? null;
   }
   return Object.keys(diff).length > 0 ? diff : undefined;
 }

@@ -13,7 +13,7 @@ import {
   WORKER_FINALIZER,
 } from '@sluice/shared';
 import { type Action, type ObjectRef, type Plan } from './actions.js';
-import { conditions, stateConditions, statusDiff } from './conditions.js';
+import { stateStatusActions } from './state-status.js';
 
 /** What the connector reconciler sees: the object, what feeds its worker, and the worker. */
 export interface ConnectorInput {
@@ -135,45 +135,6 @@ export function planConnector(input: ConnectorInput): Plan {
     state = 'paused';
   }
 
-  const status = {
-    state,
-    message: message || null,
-    observedGeneration: c.metadata.generation ?? 0,
-    conditions: conditions(
-      c.status?.conditions,
-      stateConditions(state, message),
-      c.metadata.generation ?? 0,
-      input.now,
-    ),
-  };
-  const diff = statusDiff(c.status as Record<string, unknown> | undefined, {
-    ...status,
-    // null clears the message in a merge patch; compare it as absent.
-    message: status.message ?? undefined,
-  });
-  if (diff) {
-    actions.push({
-      type: 'patchStatus',
-      ref,
-      status: { ...diff, ...('message' in diff ? { message: status.message } : {}) },
-    });
-    if (diff.state !== undefined) actions.push(transitionEvent(ref, c.status?.state, state, message));
-  }
+  actions.push(...stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now));
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
-}
-
-/** The Event of a state change: a Warning when it ends in error. */
-export function transitionEvent(
-  ref: ObjectRef,
-  from: string | undefined,
-  to: string,
-  message: string,
-): Action {
-  return {
-    type: 'event',
-    ref,
-    eventType: to === 'error' ? 'Warning' : 'Normal',
-    reason: to.charAt(0).toUpperCase() + to.slice(1),
-    message: `${from ?? 'new'} → ${to}${message ? `: ${message}` : ''}`,
-  };
 }

@@ -6,8 +6,8 @@ import {
   type SubscriptionResource,
 } from '@sluice/shared';
 import type { Action, ObjectRef, Plan } from './actions.js';
-import { conditions, stateConditions, statusDiff } from './conditions.js';
-import { connectorRef, transitionEvent } from './connector.js';
+import { connectorRef } from './connector.js';
+import { stateStatusActions } from './state-status.js';
 
 export interface PipelineInput {
   pipeline: PipelineResource;
@@ -95,22 +95,7 @@ export function planPipeline(input: PipelineInput): Plan {
     state = 'paused';
   }
 
-  const generation = p.metadata.generation ?? 0;
-  const next = {
-    state,
-    message: message || undefined,
-    observedGeneration: generation,
-    conditions: conditions(p.status?.conditions, stateConditions(state, message), generation, input.now),
-  };
-  const diff = statusDiff(p.status as Record<string, unknown> | undefined, next);
-  if (diff) {
-    actions.push({
-      type: 'patchStatus',
-      ref,
-      status: { ...diff, ...('message' in diff ? { message: message || null } : {}) },
-    });
-    if (diff.state !== undefined) actions.push(transitionEvent(ref, p.status?.state, state, message));
-  }
+  actions.push(...stateStatusActions(ref, p.status, state, message, p.metadata.generation ?? 0, input.now));
   return { actions };
 }
 

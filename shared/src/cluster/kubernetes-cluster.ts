@@ -90,6 +90,17 @@ function toObject<T extends ClusterObject>(raw: Raw): T {
   return object as unknown as T;
 }
 
+/** What create and update send: the writable metadata and the spec (status only through its subresource). */
+function bodyOf(object: ClusterObject, resourceVersion?: string): Raw {
+  const { name, namespace, labels, annotations, finalizers } = object.metadata;
+  return {
+    apiVersion: GROUP_VERSION,
+    kind: object.kind,
+    metadata: { name, namespace, labels, annotations, finalizers, resourceVersion },
+    spec: object.spec,
+  };
+}
+
 function plural(kind: string): string {
   if (!(SLUICE_KINDS as readonly string[]).includes(kind)) {
     throw new InvalidError(`kind ${JSON.stringify(kind)} is not one of ${SLUICE_KINDS.join(', ')}`);
@@ -225,13 +236,8 @@ export class KubernetesCluster implements ClusterPort {
 
   async create<T extends ClusterObject>(object: T): Promise<T> {
     const p = plural(object.kind);
-    const { name, namespace, labels, annotations, finalizers } = object.metadata;
-    const body = {
-      apiVersion: GROUP_VERSION,
-      kind: object.kind,
-      metadata: { name, namespace, labels, annotations, finalizers },
-      spec: object.spec,
-    };
+    const { namespace } = object.metadata;
+    const body = bodyOf(object);
     const raw = (await call(() =>
       this.api.createNamespacedCustomObject({
         group: API_GROUP,
@@ -247,19 +253,14 @@ export class KubernetesCluster implements ClusterPort {
 
   async update<T extends ClusterObject>(object: T): Promise<T> {
     const p = plural(object.kind);
-    const { name, namespace, labels, annotations, finalizers } = object.metadata;
+    const { name, namespace } = object.metadata;
     const resourceVersion = object.metadata.resourceVersion;
     // No resourceVersion: an unconditional replace, as the port allows; the
     // API server insists on one, so read it and retry on a lost race.
     for (let attempt = 0; ; attempt++) {
       const rv = resourceVersion ?? (await this.get(object.kind, namespace, name))?.metadata.resourceVersion;
       if (rv === undefined) throw new NotFoundError(`${object.kind} ${namespace}/${name} not found`);
-      const body = {
-        apiVersion: GROUP_VERSION,
-        kind: object.kind,
-        metadata: { name, namespace, labels, annotations, finalizers, resourceVersion: rv },
-        spec: object.spec,
-      };
+      const body = bodyOf(object, rv);
       try {
         const raw = (await call(() =>
           this.api.replaceNamespacedCustomObject({
