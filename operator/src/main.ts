@@ -6,15 +6,18 @@
 // same controller in-process instead (gateway/src/server.ts).
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubernetesCluster } from '@sluice/shared';
+import { readFileSync } from 'node:fs';
+import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import { KubernetesCluster, type WorkerRuntimePort } from '@sluice/shared';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
 import { WORKER_MAIN } from './index.js';
 import { LeaderElector } from './leader-election.js';
 import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
+import { DeploymentRuntime } from './runtime/deployment-runtime.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
+import { defaultPodTemplate } from './runtime/worker-deployment.js';
 
 const env = process.env;
 
@@ -35,19 +38,7 @@ async function main(): Promise<void> {
   // `*`: every namespace (the chart's cluster-scope mode); else the release namespace.
   const scope = watch === '*' ? undefined : namespace;
   const identity = env.POD_NAME || hostname();
-  if ((env.SLUICE_WORKER_RUNTIME ?? 'kubernetes') !== 'process') {
-    // The Deployment runtime is not part of this build: refuse clearly rather than
-    // report pipelines as building forever.
-    throw new Error(
-      'SLUICE_WORKER_RUNTIME=kubernetes (Deployments) is not part of this build yet; set SLUICE_WORKER_RUNTIME=process',
-    );
-  }
-  const runtime = new ProcessRuntime({
-    command: env.SLUICE_WORKER_COMMAND
-      ? (JSON.parse(env.SLUICE_WORKER_COMMAND) as string[])
-      : [process.execPath, WORKER_MAIN],
-    workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
-  });
+  const runtime = workerRuntime(kc, namespace, log);
   const controller = new Controller({
     cluster: new KubernetesCluster({ kubeConfig: kc, namespace: scope, fieldManager: 'sluice-operator' }),
     runtime,
@@ -84,6 +75,35 @@ async function main(): Promise<void> {
     while (!stop.signal.aborted) await elector.run(stop.signal);
   }
   await runtime.close();
+}
+
+/**
+ * SLUICE_WORKER_RUNTIME: `kubernetes` (default; one Deployment per worker in
+ * the operator's namespace, from the pod template file the chart mounts at
+ * SLUICE_WORKER_POD_TEMPLATE, or from SLUICE_WORKER_IMAGE alone) or `process`
+ * (workers as child processes of the operator; development and tests).
+ */
+function workerRuntime(kc: KubeConfig, namespace: string, log: Logger): WorkerRuntimePort {
+  const kind = env.SLUICE_WORKER_RUNTIME ?? 'kubernetes';
+  if (kind === 'process') {
+    return new ProcessRuntime({
+      command: env.SLUICE_WORKER_COMMAND
+        ? (JSON.parse(env.SLUICE_WORKER_COMMAND) as string[])
+        : [process.execPath, WORKER_MAIN],
+      workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
+    });
+  }
+  if (kind !== 'kubernetes')
+    throw new Error(`SLUICE_WORKER_RUNTIME must be kubernetes or process, not ${kind}`);
+  let podTemplate: V1PodTemplateSpec;
+  if (env.SLUICE_WORKER_POD_TEMPLATE) {
+    podTemplate = JSON.parse(readFileSync(env.SLUICE_WORKER_POD_TEMPLATE, 'utf8')) as V1PodTemplateSpec;
+  } else if (env.SLUICE_WORKER_IMAGE) {
+    podTemplate = defaultPodTemplate(env.SLUICE_WORKER_IMAGE);
+  } else {
+    throw new Error('the kubernetes worker runtime needs SLUICE_WORKER_POD_TEMPLATE or SLUICE_WORKER_IMAGE');
+  }
+  return new DeploymentRuntime({ kubeConfig: kc, namespace, podTemplate, log });
 }
 
 /** client-go's proportions: renew deadline 2/3 of the lease, retry every 2 s at most. */

@@ -7,9 +7,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { InvalidError, KubernetesCluster, WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared';
 import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
-import { Controller } from './controller.js';
-import { KubernetesEventRecorder } from './kube-events.js';
-import { silentLogger } from './logger.js';
+import { startController } from '../../test/start-controller.js';
 
 // The operator against a real kube-apiserver with the generated CRDs: a
 // Connector applied as a custom resource is driven through spec 3.2 by the
@@ -31,18 +29,9 @@ describeWithKube('operator on a real API server', () => {
       workDir: mkdtempSync(join(tmpdir(), 'sluice-op-')),
       readinessIntervalMs: 50,
     });
-    const controller = new Controller({
-      cluster,
-      runtime,
-      events: new KubernetesEventRecorder(kc, 'sluice-operator', silentLogger),
-      log: silentLogger,
-      namespace: ns,
-    });
-    const ac = new AbortController();
-    const running = controller.run(ac.signal);
+    const stopController = startController(kc, cluster, runtime, ns);
     return async () => {
-      ac.abort();
-      await running;
+      await stopController();
       await runtime.close();
     };
   }

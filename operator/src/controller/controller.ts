@@ -8,6 +8,7 @@ import type {
   SubscriptionResource,
   WorkerRuntimePort,
 } from '@sluice/shared';
+import { workerId } from '@sluice/shared';
 import { planConnector, type ConnectorInput } from '../reconcile/connector.js';
 import { planPart } from '../reconcile/part.js';
 import { planPipeline } from '../reconcile/pipeline.js';
@@ -136,10 +137,9 @@ export class Controller {
     }
   }
 
+  /** A worker id is its connector's `namespace/name`, so this is the connector's key. */
   private workerChanged(id: string): void {
-    for (const c of this.informers.Connector.cache.values()) {
-      if (c.metadata.name === id) this.enqueue('Connector', c);
-    }
+    this.queue.add(`Connector/${id}`);
   }
 
   private async reconcile(key: string): Promise<{ requeueAfter: number } | undefined> {
@@ -177,10 +177,11 @@ export class Controller {
     name: string,
     connector: ConnectorResource | undefined,
   ): Promise<ConnectorInput | undefined> {
-    const worker = await this.options.runtime.observe(name);
+    const id = workerId(ns, name);
+    const worker = await this.options.runtime.observe(id);
     if (!connector) {
       // Gone without our finalizer (deleted before the operator ever saw it): its worker must go too.
-      if (worker) await this.options.runtime.stop(name);
+      if (worker) await this.options.runtime.stop(id);
       return undefined;
     }
     const datamodels = this.all<DataModelResource>('DataModel', ns).filter(

@@ -11,6 +11,7 @@ import {
   type WorkerConfig,
   type WorkerObservation,
   WORKER_FINALIZER,
+  workerId,
 } from '@sluice/shared';
 import { type Action, type ObjectRef, type Plan } from './actions.js';
 import { stateStatusActions } from './state-status.js';
@@ -72,7 +73,8 @@ export function planConnector(input: ConnectorInput): Plan {
   const worker = input.worker;
 
   if (c.metadata.deletionTimestamp) {
-    if (worker) return { actions: [{ type: 'stopWorker', id: c.metadata.name }] };
+    if (worker)
+      return { actions: [{ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) }] };
     if (finalizers.includes(WORKER_FINALIZER)) {
       actions.push({
         type: 'patch',
@@ -115,11 +117,21 @@ export function planConnector(input: ConnectorInput): Plan {
         actions.push({
           type: 'ensureWorker',
           spec: {
-            id: c.metadata.name,
+            id: workerId(c.metadata.namespace, c.metadata.name),
             namespace: c.metadata.namespace,
             config: config as unknown as Record<string, unknown>,
             configHash: hash,
             labels: { 'sluice.dev/connector-id': c.metadata.name },
+            ...(c.metadata.uid
+              ? {
+                  owner: {
+                    apiVersion: c.apiVersion,
+                    kind: 'Connector',
+                    name: c.metadata.name,
+                    uid: c.metadata.uid,
+                  },
+                }
+              : {}),
           },
         });
       }
@@ -130,7 +142,8 @@ export function planConnector(input: ConnectorInput): Plan {
   } else if (worker) {
     state = 'stopping';
     message = 'Stopping the worker';
-    if (worker.phase !== 'stopping') actions.push({ type: 'stopWorker', id: c.metadata.name });
+    if (worker.phase !== 'stopping')
+      actions.push({ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) });
   } else {
     state = 'paused';
   }

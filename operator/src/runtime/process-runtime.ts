@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { WorkerObservation, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
 import { LogRing } from './log-ring.js';
+import { WorkerListeners } from './worker-listeners.js';
 
 // The worker runtime of one machine (the embedded default): each worker is a
 // child process speaking the worker contract of the port (config file,
@@ -40,7 +41,7 @@ interface Running {
 export class ProcessRuntime implements WorkerRuntimePort {
   readonly adapter = 'process' as const;
   private readonly workers = new Map<string, Running>();
-  private readonly listeners = new Set<(id: string) => void>();
+  private readonly listeners = new WorkerListeners();
   private readonly readinessIntervalMs: number;
   private readonly stopTimeoutMs: number;
   private readonly logLines: number;
@@ -87,8 +88,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
   }
 
   subscribe(listener: (id: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.subscribe(listener);
   }
 
   async *logs(
@@ -104,8 +104,9 @@ export class ProcessRuntime implements WorkerRuntimePort {
     await Promise.all([...this.workers.keys()].map((id) => this.stop(id)));
   }
 
+  /** `<namespace>_<name>`: one flat directory per worker (namespaces contain no `_`). */
   private dir(id: string): string {
-    return join(this.options.workDir, id);
+    return join(this.options.workDir, id.replace('/', '_'));
   }
 
   private async launch(spec: WorkerSpec, restarts: number): Promise<void> {
@@ -176,7 +177,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
   }
 
   private notify(id: string): void {
-    for (const listener of this.listeners) listener(id);
+    this.listeners.notify(id);
   }
 
   private observation(w: Running): WorkerObservation {

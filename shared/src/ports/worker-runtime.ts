@@ -11,7 +11,7 @@
  * terminationMessagePath).
  */
 export interface WorkerSpec {
-  /** Stable id: one worker per connector (the connector's object name). */
+  /** Stable id: one worker per connector, `<namespace>/<name>` of the connector (`workerId`). */
   id: string;
   /** Namespace of the connector (Deployments live there too). */
   namespace: string;
@@ -24,6 +24,18 @@ export interface WorkerSpec {
   configHash: string;
   /** Labels for what the runtime creates (Deployment, pod) so `kubectl get -l` finds it. */
   labels?: Record<string, string>;
+  /** The connector, so a Deployment in its namespace is owned (and garbage-collected) with it. */
+  owner?: { apiVersion: string; kind: string; name: string; uid: string };
+}
+
+/** The worker of a connector: its namespace and name (namespaces cannot contain `/`). */
+export function workerId(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export function parseWorkerId(id: string): { namespace: string; name: string } {
+  const slash = id.indexOf('/');
+  return { namespace: id.slice(0, slash), name: id.slice(slash + 1) };
 }
 
 /**
@@ -46,7 +58,11 @@ export interface WorkerRuntimePort {
   readonly adapter: 'process' | 'kubernetes';
   /** Runs the worker of `spec.id` with this configuration (replacing one with another hash). */
   ensure(spec: WorkerSpec): Promise<void>;
-  /** Stops and removes the worker; resolves once it is gone (idempotent). */
+  /**
+   * Stops and removes the worker (idempotent). The process adapter resolves
+   * once it exited; the Kubernetes adapter once the Deployment is deleted,
+   * and `observe` shows `stopping` until its pods are gone.
+   */
   stop(id: string): Promise<void>;
   observe(id: string): Promise<WorkerObservation | undefined>;
   list(): Promise<WorkerObservation[]>;

@@ -9,3 +9,4 @@ export {
   type SecretIssue,
 } from './externalize.js';
 export * from './kubernetes-secret-store.js';
+export * from './worker-env.js';

@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { CoreV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import {
+  KubernetesCluster,
+  secretEnvName,
+  WORKER_FINALIZER,
+  workerId,
+  type ConnectorResource,
+  type WorkerSpec,
+} from '@sluice/shared';
+import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { KubeletStandIn } from '../../test/kubelet-stand-in.js';
+import { startController } from '../../test/start-controller.js';
+import { silentLogger } from '../controller/logger.js';
+import { DeploymentRuntime } from './deployment-runtime.js';
+import { deploymentName } from './worker-deployment.js';
+
+// The Deployment worker runtime on a real kube-apiserver: the Deployments it
+// writes (validated by the API server), what it concludes from Deployment and
+// pod status, and the operator driving a Connector through it. No controller
+// manager or kubelet runs here: KubeletStandIn writes the status they would.
+
+/** What the chart hands the operator (charts/sluice/templates/worker-template.yaml). */
+const TEMPLATE: V1PodTemplateSpec = {
+  metadata: { labels: { 'app.kubernetes.io/part-of': 'sluice' } },
+  spec: {
+    serviceAccountName: 'sluice-worker',
+    automountServiceAccountToken: false,
+    securityContext: { runAsNonRoot: true, runAsUser: 10001 },
+    containers: [
+      {
+        name: 'worker',
+        image: 'registry.example/sluice:0.1.0',
+        args: ['operator/dist/worker/main.js'],
+        resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } },
+        securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+        volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+      },
+    ],
+    volumes: [{ name: 'tmp', emptyDir: {} }],
+  },
+};
+
+describeWithKube('Deployment worker runtime on a real API server', () => {
+  const kc = new KubeConfig();
+  const ns = `dr-${randomUUID().slice(0, 8)}`;
+  let runtime: DeploymentRuntime;
+  let kubelet: KubeletStandIn;
+  const seen: string[] = [];
+
+  const spec = (name: string, configHash: string, config: Record<string, unknown> = {}): WorkerSpec => ({
+    id: workerId(ns, name),
+    namespace: ns,
+    config: { connector_id: name, role: 'source', ...config },
+    configHash,
+    labels: { 'sluice.dev/connector-id': name },
+  });
+
+  async function until<T>(what: string, read: () => Promise<T>, test: (v: T) => boolean, ms = 15_000) {
+    const deadline = Date.now() + ms;
+    let v = await read();
+    while (!test(v)) {
+      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 50));
+      v = await read();
+    }
+    return v;
+  }
+  const phaseOf = (name: string) => () => runtime.observe(workerId(ns, name));
+
+  beforeAll(async () => {
+    kc.loadFromFile(testKubeConfig() as string);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    runtime = new DeploymentRuntime({
+      kubeConfig: kc,
+      namespace: ns,
+      podTemplate: TEMPLATE,
+      log: silentLogger,
+    });
+    runtime.subscribe((id) => seen.push(id));
+    kubelet = new KubeletStandIn(kc, ns);
+  });
+  afterAll(async () => {
+    await runtime.close();
+  });
+
+  it('writes one Deployment per worker: the chart template plus the worker contract, no secret value', async () => {
+    const password = { valueFrom: { secretKeyRef: { name: 'sluice-conn-1', key: 'password' } } };
+    await runtime.ensure(spec('c1', 'h1', { configuration: { host: 'db', password } }));
+    const d = await kubelet.deployment('sluice-worker-c1');
+    expect(d.metadata?.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'sluice-operator',
+      'sluice.dev/worker': 'sluice-worker-c1',
+      'sluice.dev/connector-id': 'c1',
+    });
+    expect(d.spec?.strategy?.type).toBe('Recreate');
+    const pod = d.spec!.template;
+    expect(pod.spec?.serviceAccountName).toBe('sluice-worker');
+    expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    const c = pod.spec!.containers[0]!;
+    expect(c.image).toBe('registry.example/sluice:0.1.0');
+    expect(c.resources?.limits?.memory).toBe('512Mi');
+    expect(c.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect(c.env).toEqual(
+      expect.arrayContaining([
+        { name: 'SLUICE_WORKER_CONFIG', value: '/etc/sluice-worker/config.json' },
+        {
+          name: secretEnvName({ name: 'sluice-conn-1', key: 'password' }),
+          valueFrom: { secretKeyRef: { name: 'sluice-conn-1', key: 'password' } },
+        },
+      ]),
+    );
+    // The configuration reaches the pod as a file of the downward API: references only.
+    expect(JSON.parse(pod.metadata!.annotations!['sluice.dev/worker-config']!)).toMatchObject({
+      configuration: { host: 'db', password },
+    });
+    expect(pod.spec?.volumes?.map((v) => v.name)).toEqual(['tmp', 'sluice-worker-config']);
+  });
+
+  it('changes nothing for the same hash and rolls the Deployment for a new one', async () => {
+    await runtime.ensure(spec('c2', 'h1'));
+    const first = await kubelet.deployment('sluice-worker-c2');
+    await runtime.ensure(spec('c2', 'h1'));
+    expect((await kubelet.deployment('sluice-worker-c2')).metadata?.resourceVersion).toBe(
+      first.metadata?.resourceVersion,
+    );
+    await runtime.ensure(spec('c2', 'h2', { configuration: { topic: 'new' } }));
+    const second = await kubelet.deployment('sluice-worker-c2');
+    expect(second.metadata?.generation).toBe(2);
+    expect(second.spec?.template.metadata?.annotations?.['sluice.dev/config-hash']).toBe('h2');
+  });
+
+  it('observes starting → ready from Deployment and pod status, and tells subscribers', async () => {
+    await runtime.ensure(spec('c3', 'h1'));
+    expect((await runtime.observe(workerId(ns, 'c3')))?.phase).toBe('starting');
+    const pod = await kubelet.runPod('sluice-worker-c3', { ready: false });
+    await kubelet.rollOut('sluice-worker-c3', 0);
+    expect((await until('c3 starting', phaseOf('c3'), (o) => o !== undefined))?.phase).toBe('starting');
+    await kubelet.setPod(pod, { ready: true });
+    await kubelet.rollOut('sluice-worker-c3', 1);
+    const ready = await until('c3 ready', phaseOf('c3'), (o) => o?.phase === 'ready');
+    expect(ready).toMatchObject({ configHash: 'h1', restarts: 0 });
+    expect(seen).toContain(workerId(ns, 'c3'));
+  });
+
+  it('reports a crashed worker as failed with its termination message, and a missing Secret', async () => {
+    await runtime.ensure(spec('c4', 'h1'));
+    await kubelet.runPod('sluice-worker-c4', {
+      ready: false,
+      restartCount: 3,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } },
+      lastState: {
+        terminated: { exitCode: 1, reason: 'Error', message: 'broker kafka:9092 refused the connection' },
+      },
+    });
+    await kubelet.rollOut('sluice-worker-c4', 0);
+    const failed = await until('c4 failed', phaseOf('c4'), (o) => o?.phase === 'failed');
+    expect(failed?.message).toBe('the worker exited with code 1: broker kafka:9092 refused the connection');
+    expect(failed?.restarts).toBe(3);
+
+    await runtime.ensure(spec('c5', 'h1'));
+    await kubelet.runPod('sluice-worker-c5', {
+      ready: false,
+      state: {
+        waiting: { reason: 'CreateContainerConfigError', message: 'secret "sluice-conn-9" not found' },
+      },
+    });
+    const stuck = await until('c5 failed', phaseOf('c5'), (o) => o?.phase === 'failed');
+    expect(stuck?.message).toBe(
+      'the worker cannot start (CreateContainerConfigError): secret "sluice-conn-9" not found',
+    );
+  });
+
+  it('stops: the Deployment goes at once, the worker is stopping until its pods are gone', async () => {
+    await runtime.ensure(spec('c6', 'h1'));
+    await kubelet.runPod('sluice-worker-c6', { ready: true });
+    await runtime.stop(workerId(ns, 'c6'));
+    await expect(kubelet.deployment('sluice-worker-c6')).rejects.toMatchObject({ code: 404 });
+    expect((await until('c6 stopping', phaseOf('c6'), (o) => o?.phase === 'stopping'))?.phase).toBe(
+      'stopping',
+    );
+    await kubelet.removePods('sluice-worker-c6');
+    await until('c6 gone', phaseOf('c6'), (o) => o === undefined);
+    await runtime.stop(workerId(ns, 'c6')); // idempotent
+    expect((await runtime.list()).map((o) => o.id)).not.toContain(workerId(ns, 'c6'));
+  });
+
+  it('names workers of other namespaces apart, and shortens long names to a valid label', () => {
+    expect(deploymentName('team-a/orders', 'team-a')).toBe('sluice-worker-orders');
+    expect(deploymentName('team-b/orders', 'team-a')).toBe('sluice-worker-team-b-orders');
+    const long = deploymentName(`team-b/${'x'.repeat(80)}`, 'team-a');
+    expect(long.length).toBeLessThanOrEqual(63);
+    expect(long).not.toBe(deploymentName(`team-b/${'x'.repeat(81)}`, 'team-a'));
+  });
+
+  it('the operator drives a Connector to live through its Deployment and removes it on deletion', async () => {
+    await installCrds(testKubeConfig() as string);
+    const cluster = new KubernetesCluster({ kubeConfig: kc, namespace: ns });
+    const stopController = startController(kc, cluster, runtime, ns);
+    try {
+      const name = `conn-${randomUUID().slice(0, 8)}`;
+      const created = await cluster.create<ConnectorResource>({
+        apiVersion: 'sluice.dev/v1alpha1',
+        kind: 'Connector',
+        metadata: { name, namespace: ns },
+        spec: {
+          name,
+          teamId: randomUUID(),
+          connectorType: 'KAFKA_SOURCE',
+          configuration: { topic: 'orders', bootstrap_servers: 'kafka:9092' },
+          desiredState: 'running',
+        },
+      });
+      const read = () => cluster.get<ConnectorResource>('Connector', ns, name);
+      await until('building', read, (c) => c?.status?.state === 'building');
+      const deployment = `sluice-worker-${name}`;
+      const d = await until(
+        'deployment',
+        () => kubelet.deployment(deployment).catch(() => undefined),
+        (x) => x !== undefined,
+      );
+      // Same namespace: the Deployment is owned by its Connector.
+      expect(d?.metadata?.ownerReferences?.[0]).toMatchObject({
+        kind: 'Connector',
+        uid: created.metadata.uid,
+      });
+      await kubelet.runPod(deployment, { ready: true });
+      await kubelet.rollOut(deployment, 1);
+      const live = await until('live', read, (c) => c?.status?.state === 'live');
+      expect(live?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+
+      await cluster.delete('Connector', ns, name);
+      // The finalizer holds the Connector until the worker's pods are gone.
+      await until(
+        'deployment deleted',
+        () => kubelet.deployment(deployment).catch(() => undefined),
+        (x) => !x,
+      );
+      expect((await read())?.metadata.finalizers).toContain(WORKER_FINALIZER);
+      await kubelet.removePods(deployment);
+      await until('connector gone', read, (c) => c === undefined);
+    } finally {
+      await stopController();
+    }
+  });
+});

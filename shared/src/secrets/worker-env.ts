@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+import { isSecretRef } from '../connectors/secret.js';
+
+// How a worker in a pod receives secret values: the Deployment maps every
+// `valueFrom.secretKeyRef` of its configuration to an environment variable
+// (Kubernetes resolves it from the Secret; the operator never reads the
+// value), and the worker reads the variable of each reference. The name is
+// derived from the reference alone, so both sides agree without a table.
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+/** `SLUICE_SECRET_<16 hex>`: a valid variable name for any Secret name and key. */
+export function secretEnvName(ref: SecretKeyRef): string {
+  const digest = createHash('sha256').update(ref.name).update('\0').update(ref.key).digest('hex');
+  return `SLUICE_SECRET_${digest.slice(0, 16).toUpperCase()}`;
+}
+
+/** Every distinct reference in a configuration, in a stable order. */
+export function secretRefsIn(value: unknown): SecretKeyRef[] {
+  const found = new Map<string, SecretKeyRef>();
+  const visit = (v: unknown): void => {
+    if (isSecretRef(v)) {
+      const { name, key } = v.valueFrom.secretKeyRef;
+      found.set(`${name}\0${key}`, { name, key });
+    } else if (Array.isArray(v)) {
+      v.forEach(visit);
+    } else if (v && typeof v === 'object') {
+      Object.values(v).forEach(visit);
+    }
+  };
+  visit(value);
+  return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, ref]) => ref);
+}
+
+/** The worker's side: the value of a reference from its environment, if the runtime mapped it. */
+export function secretFromEnv(ref: SecretKeyRef, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env[secretEnvName(ref)];
+}
