@@ -20,6 +20,8 @@ import { secretRoutes } from './features/secrets/secrets.routes.js';
 import { smtRoutes } from './features/smt/smt.routes.js';
 import { teamRoutes } from './features/teams/teams.routes.js';
 import { userRoutes } from './features/users/users.routes.js';
+import { taskRoutes } from './features/warehouses/tasks.routes.js';
+import { warehouseRoutes } from './features/warehouses/warehouses.routes.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { mountRoutes } from './http/mount.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -42,6 +44,8 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...pipelineRoutes(ctx),
     ...schemaRoutes(ctx),
     ...secretRoutes(ctx),
+    ...warehouseRoutes(ctx),
+    ...taskRoutes(ctx),
   ];
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseCidrList } from '@sluice/shared';
 
 export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
 
@@ -43,6 +44,30 @@ export interface Config {
   trustProxy: boolean;
   /** Validate every response against its schema (tests; off in production for speed). */
   validateResponses: boolean;
+  /** Outbound calls to addresses users configure (warehouses; docs/warehouses.md, "Outbound calls"). */
+  outbound: {
+    /** CIDRs never connected to (default: private, loopback, link-local, …). */
+    denyCidrs: string[] | undefined;
+    /** CIDRs allowed even inside a denied range. */
+    allowCidrs: string[];
+  };
+  warehouses: {
+    /** Development only: talk plain HTTP to warehouse hosts. */
+    allowHttp: boolean;
+    /** PEM file of extra CA certificates trusted for warehouse hosts (besides the system's). */
+    caFile: string | undefined;
+    /** Deadline of one REST call to a warehouse host. */
+    httpTimeoutMs: number;
+    /** Default and maximum deadline of a relayed statement or a task run (then it is cancelled). */
+    statementTimeoutS: number;
+    /** Default and maximum number of rows a relayed statement returns. */
+    rowLimit: number;
+  };
+  scheduler: {
+    /** Run due warehouse tasks from this process (every replica may: runs are claimed in the database). */
+    enabled: boolean;
+    intervalMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -111,6 +136,17 @@ function namespace(env: Env): string {
   return raw;
 }
 
+/** A CIDR list (comma or space separated); unset: undefined (the default applies). */
+function cidrs(env: Env, key: string): string[] | undefined {
+  const raw = env[key];
+  if (raw === undefined) return undefined;
+  try {
+    return parseCidrList(raw);
+  } catch (err) {
+    throw new ConfigError(`${key}: ${(err as Error).message}`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.SLUICE_DATA_DIR || './.sluice');
   const mode = (env.SLUICE_DEPLOYMENT_MODE || 'SELF_HOSTED').toUpperCase();
@@ -158,5 +194,20 @@ export function loadConfig(env: Env = process.env): Config {
     loginWindowS: int(env, 'SLUICE_LOGIN_WINDOW_S', 900),
     trustProxy: bool(env, 'SLUICE_TRUST_PROXY', false),
     validateResponses: bool(env, 'SLUICE_VALIDATE_RESPONSES', false),
+    outbound: {
+      denyCidrs: cidrs(env, 'SLUICE_OUTBOUND_DENY_CIDRS'),
+      allowCidrs: cidrs(env, 'SLUICE_OUTBOUND_ALLOW_CIDRS') ?? [],
+    },
+    warehouses: {
+      allowHttp: bool(env, 'SLUICE_WAREHOUSE_ALLOW_HTTP', false),
+      caFile: env.SLUICE_WAREHOUSE_CA_FILE || undefined,
+      httpTimeoutMs: int(env, 'SLUICE_WAREHOUSE_HTTP_TIMEOUT_MS', 15_000, 100),
+      statementTimeoutS: int(env, 'SLUICE_WAREHOUSE_STATEMENT_TIMEOUT_S', 300),
+      rowLimit: int(env, 'SLUICE_WAREHOUSE_ROW_LIMIT', 1000),
+    },
+    scheduler: {
+      enabled: bool(env, 'SLUICE_SCHEDULER', true),
+      intervalMs: int(env, 'SLUICE_SCHEDULER_INTERVAL_MS', 10_000, 100),
+    },
   };
 }

@@ -1,4 +1,4 @@
-import type { ClusterPort, SecretBox, SecretStorePort } from '@sluice/shared';
+import type { ClusterPort, OutboundHttpOptions, SecretBox, SecretStorePort } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
 import type { PrincipalCache } from './auth/principal-cache.js';
@@ -29,4 +29,6 @@ export interface GatewayContext {
   catalog: CatalogStore;
   /** The watch-driven sync of the mirror; started with the context. */
   mirror: MirrorSync;
+  /** How warehouse hosts are called: the outbound-address policy, trusted CAs, deadlines. */
+  warehouseHttp: OutboundHttpOptions;
 }

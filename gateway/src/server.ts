@@ -8,6 +8,7 @@ import {
   EmbeddedSecretStore,
   KubernetesCluster,
   KubernetesSecretStore,
+  reuseConnections,
   SecretBox,
 } from '@sluice/shared';
 import { buildApp } from './app.js';
@@ -22,6 +23,8 @@ import { migrateToLatest, openDatabase } from './db/database.js';
 import { ensureAdmin } from './features/users/bootstrap.js';
 import { createMailer } from './mail/mailer.js';
 import { MirrorSync } from './mirror/sync.js';
+import { warehouseHttpOptions } from './features/warehouses/engine.js';
+import { TaskScheduler } from './features/warehouses/scheduler.js';
 
 export interface RunningGateway {
   ctx: GatewayContext;
@@ -87,13 +90,19 @@ export async function createContext(
     cluster,
     catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
     mirror,
+    warehouseHttp: warehouseHttpOptions(config),
   };
   await ensureAdmin(ctx);
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
+  // Warehouse tasks: every replica may schedule, runs are claimed in the database.
+  const scheduler = config.scheduler.enabled
+    ? new TaskScheduler(ctx).start(config.scheduler.intervalMs)
+    : undefined;
   return {
     ...ctx,
     closeDb: async () => {
+      await scheduler?.stop();
       await operator?.stop();
       await mirror.stop();
       await handle.close();
@@ -106,7 +115,7 @@ function kubeConfig(config: Config): KubeConfig {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
-  return kc;
+  return reuseConnections(kc);
 }
 
 /**

@@ -1,6 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { configs, createConnector, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  SECRETS,
+  configs,
+  createConnector,
+  closeScanned,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
+import {
+  HTTP_PATH,
+  createWarehouse,
+  startStandIn,
+  warehouseEnv,
+  type DatabricksStandIn,
+} from './warehouse-fixtures.js';
 
 /**
  * Issue 4: write access on the owning team for every write, membership for
@@ -17,6 +31,8 @@ interface Fixture {
   pipeline: string;
   sourceName: string;
   pipelineName: string;
+  warehouse: string;
+  task: string;
 }
 
 interface Call {
@@ -162,24 +178,104 @@ const CALLS: Call[] = [
   },
   { method: 'post', route: '/pipelines/:id/start', path: (f) => `/pipelines/${f.pipeline}/start` },
   { method: 'post', route: '/pipelines/:id/pause', path: (f) => `/pipelines/${f.pipeline}/pause` },
+  { method: 'get', route: '/warehouses/', path: () => '/warehouses/' },
+  { method: 'get', route: '/warehouses/:id', path: (f) => `/warehouses/${f.warehouse}` },
+  {
+    method: 'post',
+    route: '/warehouses/',
+    path: () => '/warehouses/',
+    body: (_f, t) => ({
+      name: `wh-${Math.random().toString(36).slice(2, 8)}`,
+      team_id: t.teamId,
+      server_hostname: 'adb-1234567890123456.7.azuredatabricks.net',
+      http_path: HTTP_PATH,
+      access_token: SECRETS.warehouseToken,
+    }),
+  },
+  {
+    method: 'patch',
+    route: '/warehouses/:id',
+    path: (f) => `/warehouses/${f.warehouse}`,
+    body: () => ({ name: `wh-renamed-${Math.random().toString(36).slice(2, 8)}` }),
+  },
+  { method: 'post', route: '/warehouses/:id/test', path: (f) => `/warehouses/${f.warehouse}/test` },
+  {
+    method: 'post',
+    route: '/warehouses/:id/statements',
+    path: (f) => `/warehouses/${f.warehouse}/statements`,
+    body: () => ({ statement: 'SELECT 1' }),
+  },
+  { method: 'get', route: '/warehouses/:id/tasks/', path: (f) => `/warehouses/${f.warehouse}/tasks/` },
+  {
+    method: 'post',
+    route: '/warehouses/:id/tasks/',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/`,
+    body: () => ({
+      name: `t-${Math.random().toString(36).slice(2, 8)}`,
+      statement: 'SELECT 1',
+      schedule: '@daily',
+    }),
+  },
+  {
+    method: 'get',
+    route: '/warehouses/:id/tasks/:task_id',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}`,
+  },
+  {
+    method: 'patch',
+    route: '/warehouses/:id/tasks/:task_id',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}`,
+    body: () => ({ statement: 'SELECT 2' }),
+  },
+  {
+    method: 'post',
+    route: '/warehouses/:id/tasks/:task_id/pause',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}/pause`,
+  },
+  {
+    method: 'post',
+    route: '/warehouses/:id/tasks/:task_id/resume',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}/resume`,
+  },
+  {
+    method: 'post',
+    route: '/warehouses/:id/tasks/:task_id/run',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}/run`,
+  },
+  {
+    method: 'get',
+    route: '/warehouses/:id/tasks/:task_id/runs',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}/runs`,
+  },
   // Deletes last: they end the fixture.
+  {
+    method: 'delete',
+    route: '/warehouses/:id/tasks/:task_id',
+    path: (f) => `/warehouses/${f.warehouse}/tasks/${f.task}`,
+  },
+  { method: 'delete', route: '/warehouses/:id', path: (f) => `/warehouses/${f.warehouse}` },
   { method: 'delete', route: '/pipelines/:id', path: (f) => `/pipelines/${f.pipeline}` },
   { method: 'delete', route: '/subscriptions/:id', path: (f) => `/subscriptions/${f.subscription}` },
   { method: 'delete', route: '/datamodels/:id', path: (f) => `/datamodels/${f.datamodel}` },
   { method: 'delete', route: '/connectors/:id', path: (f) => `/connectors/${f.target}` },
 ];
 
-const CATALOG_TAGS = ['connectors', 'datamodels', 'subscriptions', 'pipelines'];
+const CATALOG_TAGS = ['connectors', 'datamodels', 'subscriptions', 'pipelines', 'warehouses'];
 
 describe.each(databaseKinds())('catalog authorization matrix on %s', (kind) => {
   let gw: TestGateway;
   let t: TeamSetup;
+  let standIn: DatabricksStandIn;
 
   beforeAll(async () => {
-    gw = await startTestGateway(kind);
+    standIn = await startStandIn();
+    gw = await startTestGateway(kind, warehouseEnv(standIn));
     t = await setupTeam(gw, 'authz');
   });
-  afterAll(() => closeScanned(gw));
+  afterAll(async () => {
+    await standIn.close();
+    await closeScanned(gw);
+  });
 
   /** A source with two tables, a target, a subscription on the second table, and a pipeline on the first. */
   async function fixture(tag: string): Promise<Fixture> {
@@ -217,7 +313,15 @@ describe.each(databaseKinds())('catalog authorization matrix on %s', (kind) => {
       });
     expect(pipeline.status).toBe(201);
     expect(a).toBeDefined();
+    const warehouse = await createWarehouse(gw, t.owner, t.teamId, standIn);
+    const task = await gw.http
+      .post(`/api/warehouses/${warehouse.id}/tasks/`)
+      .set(t.owner.auth)
+      .send({ name: `authz${tag}`, statement: 'SELECT 1', schedule: '@hourly' });
+    expect(task.status).toBe(201);
     return {
+      warehouse: warehouse.id,
+      task: task.body.id,
       source: source.id,
       target: target.id,
       datamodel: b!.id,
@@ -260,7 +364,7 @@ describe.each(databaseKinds())('catalog authorization matrix on %s', (kind) => {
       const snapshot = async () => {
         const objects = await gw.ctx.cluster.list('Pipeline', gw.ctx.config.namespace);
         const all = await Promise.all(
-          (['Connector', 'DataModel', 'Subscription', 'Pipeline'] as const).map((k) =>
+          (['Connector', 'DataModel', 'Subscription', 'Pipeline', 'Warehouse'] as const).map((k) =>
             gw.ctx.cluster.list(k, gw.ctx.config.namespace),
           ),
         );

@@ -6,6 +6,8 @@ export const SECRETS = {
   pgTarget: 'pg-target-s3cret-4b7e',
   kafka: 'kafka-sasl-s3cret-1d8a',
   mapperKey: 'mapper-passphrase-s3cret-77aa',
+  warehouseToken: 'dapi-warehouse-s3cret-5c3d',
+  warehouseToken2: 'dapi-warehouse-s3cret-e81f',
 } as const;
 
 export const configs = {

@@ -85,6 +85,8 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
     SLUICE_VALIDATE_RESPONSES: 'true',
     // Tests of the operator turn it on; the others test the API alone.
     SLUICE_EMBEDDED_OPERATOR: 'false',
+    // Tests of warehouse tasks drive their schedulers' ticks themselves.
+    SLUICE_SCHEDULER: 'false',
     LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...env,

@@ -17,3 +17,6 @@ export * from './schemas/secrets.js';
 export * from './catalog/index.js';
 export * from './schemas/catalog.js';
 export * from './util/abortable-sleep.js';
+export * from './net/index.js';
+export * from './databricks/index.js';
+export * from './schemas/warehouses.js';

@@ -8,6 +8,7 @@ import * as cluster from './migrations/2026-11-23-0002-cluster.js';
 import * as schemas from './migrations/2026-11-23-0003-schemas.js';
 import * as secrets from './migrations/2026-11-23-0004-secrets.js';
 import * as mirror from './migrations/2026-11-23-0005-mirror.js';
+import * as warehouseTasks from './migrations/2026-11-23-0006-warehouse-tasks.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-0003-schemas': schemas,
   '2026-11-23-0004-secrets': secrets,
   '2026-11-23-0005-mirror': mirror,
+  '2026-11-23-0006-warehouse-tasks': warehouseTasks,
 };
 
 /**

@@ -137,6 +137,8 @@ export interface Database {
   mirror_pipelines: MirrorPipelinesTable;
   mirror_warehouses: MirrorWarehousesTable;
   mirror_cursors: MirrorCursorsTable;
+  warehouse_tasks: WarehouseTasksTable;
+  warehouse_task_runs: WarehouseTaskRunsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -198,3 +200,31 @@ export type MirrorDataModelRow = Selectable<MirrorDataModelsTable>;
 export type MirrorSubscriptionRow = Selectable<MirrorSubscriptionsTable>;
 export type MirrorPipelineRow = Selectable<MirrorPipelinesTable>;
 export type MirrorWarehouseRow = Selectable<MirrorWarehousesTable>;
+
+/** Warehouse tasks and their runs (migration 0006, features/warehouses). */
+export interface WarehouseTasksTable {
+  id: Generated<string>;
+  warehouse_id: string;
+  name: string;
+  statement: string;
+  schedule: string;
+  timezone: string;
+  paused: Generated<boolean>;
+  next_run_at: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+export interface WarehouseTaskRunsTable {
+  id: Generated<string>;
+  task_id: string;
+  trigger: 'schedule' | 'manual';
+  scheduled_for: NullableTimestamp;
+  started_at: Timestamp;
+  finished_at: NullableTimestamp;
+  state: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+  statement_id: string | null;
+  error: string | null;
+  runner: string;
+}
+export type WarehouseTaskRow = Selectable<WarehouseTasksTable>;
+export type WarehouseTaskRunRow = Selectable<WarehouseTaskRunsTable>;

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './label-selector.js';
 export * from './merge-patch.js';
 export * from './kubernetes-cluster.js';
+export * from './kube-connections.js';

@@ -6,8 +6,8 @@ import { Page, PageQuery, Timestamp, Uuid } from './common.js';
 // REST bodies of the catalog (spec 2.6–2.9, 4.4–4.6): snake_case, as the spec
 // writes them. The custom resources behind them are in catalog/resources.ts.
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Literals = <T extends string>(values: readonly T[], description?: string) =>
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export const Literals = <T extends string>(values: readonly T[], description?: string) =>
   Type.Union(
     values.map((v) => Type.Literal(v)),
     description ? { description } : {},
@@ -16,7 +16,8 @@ const Literals = <T extends string>(values: readonly T[], description?: string) 
 export const ConnectorTypeValue = Literals(CONNECTOR_TYPE_IDS, 'Connector type (spec 2.13)');
 export const ConnectorStateValue = Literals(CONNECTOR_STATES, 'Spec 3.2');
 export const PipelineStateValue = Literals(PIPELINE_STATES, 'Spec 3.1');
-const HumanName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
+/** A name users see: 1–255 characters, not only blanks. */
+export const HumanName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
 const Configuration = Type.Record(Type.String(), Type.Unknown(), {
   description:
     'The json_configuration of the type (GET /connector-types/): secret fields take a value or ' +

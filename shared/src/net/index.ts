@@ -1,0 +1,3 @@
+// Outbound connections to addresses users configure: the SSRF policy and JSON over HTTPS under it.
+export * from './outbound-policy.js';
+export * from './outbound-http.js';

@@ -1,0 +1,150 @@
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+
+// The outbound-address policy (SSRF defence) of every connection Sluice opens
+// to an address a user typed: warehouses today, the data plane's sources and
+// targets next. A user who may store a hostname must not be able to make the
+// service call its own cloud's metadata endpoint (169.254.169.254), the
+// cluster's internal services or loopback. docs/warehouses.md, "Outbound
+// calls", describes it for operators.
+//
+// The check is on the RESOLVED address, at connect time: `lookup` is handed to
+// the socket, so the address that was checked is the address connected to (a
+// DNS answer that changes between a check and the connection — rebinding —
+// cannot slip through). IP literals skip DNS in node:net, so `assertHost`
+// checks them before a request is made.
+
+/**
+ * Denied by default: "this" network, private (RFC 1918), carrier-grade NAT,
+ * loopback, link-local (cloud metadata), IETF-reserved, benchmarking,
+ * multicast and reserved IPv4; unspecified, loopback, unique-local (incl.
+ * AWS's fd00:ec2::254), link-local and multicast IPv6. IPv4-mapped IPv6
+ * addresses (::ffff:a.b.c.d) are judged by their IPv4 address.
+ */
+export const DEFAULT_DENIED_CIDRS: readonly string[] = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  '::/128',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+];
+
+export interface OutboundPolicyOptions {
+  /** CIDRs no connection may reach; default `DEFAULT_DENIED_CIDRS`. */
+  deny?: readonly string[];
+  /**
+   * CIDRs allowed even inside a denied range: an explicit override (a
+   * private-link endpoint at 10.x, or 127.0.0.1/32 for a local test server).
+   */
+  allow?: readonly string[];
+}
+
+/** A connection the policy refused; the message names the address, never a credential. */
+export class OutboundAddressDeniedError extends Error {
+  override readonly name = 'OutboundAddressDeniedError';
+  readonly code = 'EADDRDENIED';
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(
+      host === address
+        ? `Connections to ${address} are not allowed (private, loopback or link-local address)`
+        : `${host} resolves to ${address}: connections to private, loopback or link-local addresses are not allowed`,
+    );
+  }
+}
+
+function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
+  const [address = '', bits] = cidr.trim().split('/');
+  const version = isIP(address);
+  if (version === 0) throw new Error(`"${cidr}" is not a CIDR (address/prefix)`);
+  const max = version === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : Number(bits);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) {
+    throw new Error(`"${cidr}" has an invalid prefix length`);
+  }
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+function blockList(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const { address, prefix, family } = parseCidr(cidr);
+    list.addSubnet(address, prefix, family);
+  }
+  return list;
+}
+
+/** A comma- or space-separated CIDR list (environment variables); throws on a malformed entry. */
+export function parseCidrList(raw: string): string[] {
+  const list = raw
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const cidr of list) parseCidr(cidr);
+  return list;
+}
+
+export class OutboundPolicy {
+  private readonly denied: BlockList;
+  private readonly allowed: BlockList;
+  readonly deny: readonly string[];
+  readonly allow: readonly string[];
+
+  constructor(options: OutboundPolicyOptions = {}) {
+    this.deny = options.deny ?? DEFAULT_DENIED_CIDRS;
+    this.allow = options.allow ?? [];
+    this.denied = blockList(this.deny);
+    this.allowed = blockList(this.allow);
+  }
+
+  /** Whether a connection to this IP address may be opened. */
+  isAllowed(address: string): boolean {
+    const version = isIP(address);
+    if (version === 0) return false;
+    const family = version === 4 ? 'ipv4' : 'ipv6';
+    if (this.allowed.check(address, family)) return true;
+    return !this.denied.check(address, family);
+  }
+
+  /** Throws OutboundAddressDeniedError for a denied IP literal; names are checked by `lookup`. */
+  assertHost(host: string): void {
+    const bare = host.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(bare) !== 0 && !this.isAllowed(bare)) throw new OutboundAddressDeniedError(host, bare);
+  }
+
+  /**
+   * A `lookup` for `net.connect` / `https.request`: resolves every address of
+   * the name and refuses the name when any of them is denied (a name that
+   * mixes public and internal addresses is not one to trust).
+   */
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 4);
+      const bad = addresses.find((a) => !this.isAllowed(a.address));
+      if (bad) return callback(new OutboundAddressDeniedError(hostname, bad.address), '', 4);
+      if (addresses.length === 0) {
+        const e = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+        return callback(e, '', 4);
+      }
+      if ((options as { all?: boolean }).all) {
+        (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      } else {
+        const first = addresses[0] as LookupAddress;
+        callback(null, first.address, first.family);
+      }
+    });
+  };
+}
