@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import { KubernetesCluster, type WorkerRuntimePort } from '@sluice/shared';
+import { KubernetesCluster, reuseConnections, type WorkerRuntimePort } from '@sluice/shared';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
@@ -33,18 +33,22 @@ async function main(): Promise<void> {
   const log = jsonLogger({ component: 'operator' });
   const kc = new KubeConfig();
   kc.loadFromDefault(); // in-cluster service account, or KUBECONFIG for development
+  reuseConnections(kc);
   const namespace = env.SLUICE_NAMESPACE || env.POD_NAMESPACE || 'default';
   const watch = env.SLUICE_WATCH_NAMESPACES;
   // `*`: every namespace (the chart's cluster-scope mode); else the release namespace.
   const scope = watch === '*' ? undefined : namespace;
   const identity = env.POD_NAME || hostname();
   const runtime = workerRuntime(kc, namespace, log);
+  const events = new KubernetesEventRecorder(kc, 'sluice-operator', log);
   const controller = new Controller({
     cluster: new KubernetesCluster({ kubeConfig: kc, namespace: scope, fieldManager: 'sluice-operator' }),
     runtime,
-    events: new KubernetesEventRecorder(kc, 'sluice-operator', log),
+    events,
     log,
     namespace: scope,
+    // SLUICE_OPERATOR_CONCURRENCY: reconciles at once (different objects).
+    concurrency: Number(env.SLUICE_OPERATOR_CONCURRENCY || 8),
   });
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort());
@@ -75,6 +79,8 @@ async function main(): Promise<void> {
     while (!stop.signal.aborted) await elector.run(stop.signal);
   }
   await runtime.close();
+  // The last transitions' Events, unless the API server is gone.
+  await Promise.race([events.flush(), new Promise((r) => setTimeout(r, 5000).unref())]);
 }
 
 /**

@@ -90,11 +90,17 @@ describeWithKube('operator on a real API server', () => {
       status: 'True',
       reason: 'Live',
     });
-    const events = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({
-      namespace: ns,
-      fieldSelector: `involvedObject.name=${name}`,
-    });
-    expect(events.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['Building', 'Live']));
+    // Events are sent in the background (like client-go's broadcaster): wait for them.
+    const reasons = async () =>
+      (
+        await kc.makeApiClient(CoreV1Api).listNamespacedEvent({
+          namespace: ns,
+          fieldSelector: `involvedObject.name=${name}`,
+        })
+      ).items.map((e) => e.reason);
+    for (let i = 0; i < 100 && !(await reasons()).includes('Live'); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await reasons()).toEqual(expect.arrayContaining(['Building', 'Live']));
 
     await cluster.patch('Connector', ns, name, { spec: { desiredState: 'stopped' } });
     await until(name, (c) => c?.status?.state === 'paused');

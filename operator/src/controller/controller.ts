@@ -17,6 +17,7 @@ import { runWorkers, WorkQueue } from '../work-queue.js';
 import type { EventRecorder } from './events.js';
 import { execute } from './executor.js';
 import { Informer } from './informer.js';
+import { RefIndex } from './ref-index.js';
 import type { Logger } from './logger.js';
 
 export interface ControllerOptions {
@@ -48,11 +49,23 @@ export class Controller {
   private readonly queue = new WorkQueue();
   private readonly informers: Record<Kind, Informer>;
   private readonly now: () => string;
+  /** Who references whom, so a change finds its dependants without scanning a cache. */
+  private readonly index = {
+    pipelines: new RefIndex(),
+    datamodels: new RefIndex(),
+    subscriptions: new RefIndex(),
+  };
 
   constructor(private readonly options: ControllerOptions) {
     this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
     const make = (kind: Kind) =>
-      new Informer(options.cluster, kind, (o) => this.changed(kind, o), options.log, options.namespace);
+      new Informer(
+        options.cluster,
+        kind,
+        (o, deleted) => this.changed(kind, o, deleted),
+        options.log,
+        options.namespace,
+      );
     this.informers = {
       Connector: make('Connector'),
       DataModel: make('DataModel'),
@@ -95,45 +108,80 @@ export class Controller {
     this.queue.add(`${kind}/${o.metadata.namespace}/${o.metadata.name}`);
   }
 
-  private all<T>(kind: Kind, ns: string): T[] {
-    return [...this.informers[kind].cache.values()].filter((o) => o.metadata.namespace === ns) as T[];
-  }
-
   private find<T extends ClusterObject>(kind: Kind, ns: string, name: string | undefined): T | undefined {
     return name === undefined
       ? undefined
       : (this.informers[kind].cache.get(`${ns}/${name}`) as T | undefined);
   }
 
-  private changed(kind: Kind, o: ClusterObject): void {
+  /** The objects of `kind` whose index entry references `ref` (`Kind/ns/name`). */
+  private referencing<T extends ClusterObject>(index: RefIndex, kind: Kind, ref: string): T[] {
+    return index.get(ref).flatMap((key) => {
+      const o = this.informers[kind].cache.get(key);
+      return o ? [o as T] : [];
+    });
+  }
+
+  /** Keeps the reference indexes current, then queues the object and those whose plan reads it. */
+  private changed(kind: Kind, o: ClusterObject, deleted: boolean): void {
     const ns = o.metadata.namespace;
+    const key = `${ns}/${o.metadata.name}`;
+    const ref = (k: Kind, name: string) => `${k}/${ns}/${name}`;
+    if (kind === 'Pipeline') {
+      const p = o as PipelineResource;
+      this.index.pipelines.set(
+        key,
+        deleted
+          ? []
+          : [
+              ref('Connector', p.spec.sourceConnectorId),
+              ref('Connector', p.spec.targetConnectorId),
+              ref('Subscription', p.spec.subscriptionId),
+            ],
+      );
+    } else if (kind === 'DataModel') {
+      const d = o as DataModelResource;
+      this.index.datamodels.set(key, deleted ? [] : [ref('Connector', d.spec.connectorId)]);
+    } else if (kind === 'Subscription') {
+      const s = o as SubscriptionResource;
+      this.index.subscriptions.set(
+        key,
+        deleted ? [] : [ref('Connector', s.spec.targetConnectorId), ref('DataModel', s.spec.datamodelId)],
+      );
+    }
+
     this.enqueue(kind, o);
+    const self = ref(kind, o.metadata.name);
     if (kind === 'Connector') {
-      const id = o.metadata.name;
-      for (const p of this.all<PipelineResource>('Pipeline', ns)) {
-        if (p.spec.sourceConnectorId === id || p.spec.targetConnectorId === id) this.enqueue('Pipeline', p);
+      for (const p of this.referencing(this.index.pipelines, 'Pipeline', self)) this.enqueue('Pipeline', p);
+      for (const s of this.referencing(this.index.subscriptions, 'Subscription', self)) {
+        this.enqueue('Subscription', s);
       }
-      const dms = this.all<DataModelResource>('DataModel', ns).filter((d) => d.spec.connectorId === id);
-      for (const d of dms) this.enqueue('DataModel', d);
-      const dmIds = new Set(dms.map((d) => d.metadata.name));
-      for (const s of this.all<SubscriptionResource>('Subscription', ns)) {
-        if (s.spec.targetConnectorId === id) this.enqueue('Subscription', s);
+      for (const d of this.referencing<DataModelResource>(this.index.datamodels, 'DataModel', self)) {
+        this.enqueue('DataModel', d);
         // Targets reading from this source wait for it to be live.
-        if (dmIds.has(s.spec.datamodelId)) this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+        for (const s of this.referencing<SubscriptionResource>(
+          this.index.subscriptions,
+          'Subscription',
+          ref('DataModel', d.metadata.name),
+        )) {
+          this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+        }
       }
     } else if (kind === 'DataModel') {
       const d = o as DataModelResource;
       this.queue.add(`Connector/${ns}/${d.spec.connectorId}`);
-      for (const s of this.all<SubscriptionResource>('Subscription', ns)) {
-        if (s.spec.datamodelId === d.metadata.name)
-          this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
+      for (const s of this.referencing<SubscriptionResource>(
+        this.index.subscriptions,
+        'Subscription',
+        self,
+      )) {
+        this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
       }
     } else if (kind === 'Subscription') {
       const s = o as SubscriptionResource;
       this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
-      for (const p of this.all<PipelineResource>('Pipeline', ns)) {
-        if (p.spec.subscriptionId === s.metadata.name) this.enqueue('Pipeline', p);
-      }
+      for (const p of this.referencing(this.index.pipelines, 'Pipeline', self)) this.enqueue('Pipeline', p);
     }
   }
 
@@ -184,10 +232,13 @@ export class Controller {
       if (worker) await this.options.runtime.stop(id);
       return undefined;
     }
-    const datamodels = this.all<DataModelResource>('DataModel', ns).filter(
-      (d) => d.spec.connectorId === name,
-    );
-    const subscriptions = this.all<SubscriptionResource>('Subscription', ns)
+    const self = `Connector/${ns}/${name}`;
+    const datamodels = this.referencing<DataModelResource>(this.index.datamodels, 'DataModel', self);
+    const subscriptions = this.referencing<SubscriptionResource>(
+      this.index.subscriptions,
+      'Subscription',
+      self,
+    )
       .filter((s) => s.spec.targetConnectorId === name)
       .flatMap((subscription) => {
         const datamodel = this.find<DataModelResource>('DataModel', ns, subscription.spec.datamodelId);
