@@ -10,6 +10,7 @@ import {
   KubernetesSecretStore,
   reuseConnections,
   SecretBox,
+  workerSecretEnv,
 } from '@sluice/shared';
 import { buildApp } from './app.js';
 import { CatalogStore } from './catalog/store.js';
@@ -127,6 +128,9 @@ function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Prom
   const runtime = new ProcessRuntime({
     command: ctx.config.workerCommand ?? [process.execPath, WORKER_MAIN],
     workDir: join(ctx.config.dataDir, 'workers'),
+    // Workers get the values of their configuration's secret references as
+    // environment variables, as in a pod; they never see the master key's store.
+    secretEnv: (config) => workerSecretEnv(ctx.secretStore, ctx.config.namespace, config),
   });
   const opLog = log.child({ component: 'operator' });
   const controller = new Controller({
@@ -134,7 +138,7 @@ function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Prom
     runtime,
     events: new LogEventRecorder(opLog),
     log: opLog,
-    namespace: ctx.config.namespace,
+    namespaces: [ctx.config.namespace],
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal).catch((err: unknown) => {

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import { KubernetesCluster, reuseConnections, type WorkerRuntimePort } from '@sluice/shared';
+import { KubernetesCluster, reuseConnections, watchNamespaces, type WorkerRuntimePort } from '@sluice/shared';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
@@ -35,18 +35,20 @@ async function main(): Promise<void> {
   kc.loadFromDefault(); // in-cluster service account, or KUBECONFIG for development
   reuseConnections(kc);
   const namespace = env.SLUICE_NAMESPACE || env.POD_NAMESPACE || 'default';
-  const watch = env.SLUICE_WATCH_NAMESPACES;
-  // `*`: every namespace (the chart's cluster-scope mode); else the release namespace.
-  const scope = watch === '*' ? undefined : namespace;
+  const namespaces = watchNamespaces(env.SLUICE_WATCH_NAMESPACES, namespace);
+  // One adapter per watched namespace: lists and watches stay within the Roles.
+  const clusterFor = (ns: string | undefined) =>
+    new KubernetesCluster({ kubeConfig: kc, namespace: ns, fieldManager: 'sluice-operator' });
   const identity = env.POD_NAME || hostname();
   const runtime = workerRuntime(kc, namespace, log);
   const events = new KubernetesEventRecorder(kc, 'sluice-operator', log);
   const controller = new Controller({
-    cluster: new KubernetesCluster({ kubeConfig: kc, namespace: scope, fieldManager: 'sluice-operator' }),
+    cluster: clusterFor(namespaces ? namespace : undefined),
+    clusterFor,
     runtime,
     events,
     log,
-    namespace: scope,
+    ...(namespaces ? { namespaces } : {}),
     // SLUICE_OPERATOR_CONCURRENCY: reconciles at once (different objects).
     concurrency: Number(env.SLUICE_OPERATOR_CONCURRENCY || 8),
   });

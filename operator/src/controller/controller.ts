@@ -16,7 +16,7 @@ import type { Plan } from '../reconcile/actions.js';
 import { runWorkers, WorkQueue } from '../work-queue.js';
 import type { EventRecorder } from './events.js';
 import { execute } from './executor.js';
-import { Informer } from './informer.js';
+import { InformerSet } from './informer-set.js';
 import { RefIndex } from './ref-index.js';
 import type { Logger } from './logger.js';
 
@@ -25,8 +25,14 @@ export interface ControllerOptions {
   runtime: WorkerRuntimePort;
   events: EventRecorder;
   log: Logger;
-  /** Only this namespace (a Role-scoped install); unset: all. */
-  namespace?: string;
+  /** Only these namespaces (a Role-scoped install); unset: all. */
+  namespaces?: readonly string[];
+  /**
+   * The cluster adapter that lists and watches one namespace (undefined: all);
+   * default `cluster`. A Kubernetes adapter scoped to each namespace keeps
+   * every list and watch within what a Role allows.
+   */
+  clusterFor?: (namespace: string | undefined) => ClusterPort;
   /** Reconciles running at once (different keys). */
   concurrency?: number;
   /** Every object is reconciled again this often, whatever happened (safety net). */
@@ -47,7 +53,7 @@ type Kind = (typeof KINDS)[number];
  */
 export class Controller {
   private readonly queue = new WorkQueue();
-  private readonly informers: Record<Kind, Informer>;
+  private readonly informers: Record<Kind, InformerSet>;
   private readonly now: () => string;
   /** Who references whom, so a change finds its dependants without scanning a cache. */
   private readonly index = {
@@ -58,13 +64,14 @@ export class Controller {
 
   constructor(private readonly options: ControllerOptions) {
     this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    const clusterFor = options.clusterFor ?? (() => options.cluster);
     const make = (kind: Kind) =>
-      new Informer(
-        options.cluster,
+      new InformerSet(
         kind,
+        options.namespaces,
+        clusterFor,
         (o, deleted) => this.changed(kind, o, deleted),
         options.log,
-        options.namespace,
       );
     this.informers = {
       Connector: make('Connector'),
@@ -97,11 +104,11 @@ export class Controller {
 
   /** The caches' view (tests and the operator's health endpoint). */
   get(kind: Kind, namespace: string, name: string): ClusterObject | undefined {
-    return this.informers[kind].cache.get(`${namespace}/${name}`);
+    return this.informers[kind].get(`${namespace}/${name}`);
   }
 
   private enqueueAll(): void {
-    for (const kind of KINDS) for (const o of this.informers[kind].cache.values()) this.enqueue(kind, o);
+    for (const kind of KINDS) for (const o of this.informers[kind].values()) this.enqueue(kind, o);
   }
 
   private enqueue(kind: Kind, o: { metadata: { namespace: string; name: string } }): void {
@@ -109,15 +116,13 @@ export class Controller {
   }
 
   private find<T extends ClusterObject>(kind: Kind, ns: string, name: string | undefined): T | undefined {
-    return name === undefined
-      ? undefined
-      : (this.informers[kind].cache.get(`${ns}/${name}`) as T | undefined);
+    return name === undefined ? undefined : (this.informers[kind].get(`${ns}/${name}`) as T | undefined);
   }
 
   /** The objects of `kind` whose index entry references `ref` (`Kind/ns/name`). */
   private referencing<T extends ClusterObject>(index: RefIndex, kind: Kind, ref: string): T[] {
     return index.get(ref).flatMap((key) => {
-      const o = this.informers[kind].cache.get(key);
+      const o = this.informers[kind].get(key);
       return o ? [o as T] : [];
     });
   }

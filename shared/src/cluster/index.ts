@@ -4,3 +4,4 @@ export * from './label-selector.js';
 export * from './merge-patch.js';
 export * from './kubernetes-cluster.js';
 export * from './kube-connections.js';
+export * from './watch-namespaces.js';
