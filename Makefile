@@ -27,15 +27,22 @@ run: build
 # The whole suite against a real PostgreSQL server (installed and started when
 # none is reachable) and against PGlite, and against a real Kubernetes API
 # server (kube-apiserver + etcd built from Go modules and cached in
-# ~/.cache/sluice/kube; docs/testing-kubernetes.md), never skipping its tests.
+# ~/.cache/sluice/kube; docs/testing-kubernetes.md), and against a real Apache
+# Kafka broker (KRaft, jars from Maven Central cached in ~/.cache/sluice/kafka;
+# docs/testing-kafka.md), never skipping their tests.
 test: build
 	npm run check:static
-	SLUICE_REQUIRE_KUBE=1 scripts/with-postgres.sh scripts/with-kube.sh npm test
+	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 scripts/with-postgres.sh scripts/with-kube.sh scripts/with-kafka.sh npm test
 
 # Builds (once per machine) the kube-apiserver and etcd that `make test` runs.
 .PHONY: kube
 kube:
 	scripts/kube/ensure-binaries.sh
+
+# Fetches (once per machine) the Kafka broker jars that `make test` runs.
+.PHONY: kafka
+kafka:
+	scripts/kafka/ensure-jars.sh
 
 lint: install
 	npm run check:static

@@ -3,7 +3,9 @@
 # SLUICE_TEST_DATABASE_URL. When that variable already names a reachable server,
 # it is used as is. Otherwise Debian's PostgreSQL is installed if missing, and a
 # throw-away cluster is created under a temporary directory and started on a free
-# 127.0.0.1 port; it is stopped and removed when the command ends.
+# 127.0.0.1 port; it is stopped and removed when the command ends. It runs with
+# wal_level=logical and room for 32 replication slots and WAL senders, for the
+# PostgreSQL CDC source (logical replication, pgoutput).
 set -euo pipefail
 
 if [ -n "${SLUICE_TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null && pg_isready -q -d "$SLUICE_TEST_DATABASE_URL"; then
@@ -41,7 +43,7 @@ trap cleanup EXIT INT TERM
 
 "${run_as[@]}" "$bindir/initdb" -D "$dir/data" -U sluice --auth=trust -E UTF8 --no-locale >/dev/null
 "${run_as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-  -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=logical -c max_connections=200" >/dev/null
+  -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=logical -c max_replication_slots=32 -c max_wal_senders=32 -c max_connections=200" >/dev/null
 echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 
 export SLUICE_TEST_DATABASE_URL="postgres://sluice@127.0.0.1:$port/postgres"

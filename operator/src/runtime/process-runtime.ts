@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { WorkerObservation, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
 import { LogRing } from './log-ring.js';
+import { inheritedWorkerEnv } from './worker-environment.js';
 import { WorkerListeners } from './worker-listeners.js';
 
 // The worker runtime of one machine (the embedded default): each worker is a
@@ -17,8 +18,15 @@ export interface ProcessRuntimeOptions {
   command: readonly string[];
   /** Where each worker's config file and termination message live. */
   workDir: string;
-  /** Extra environment for every worker (e.g. DATABASE_URL of the secret store). */
+  /** Extra environment for every worker (e.g. SLUICE_STREAM_BROKERS). */
   env?: Record<string, string>;
+  /**
+   * The values of the secret references of a worker's configuration, as the
+   * `SLUICE_SECRET_<hash>` variables a Deployment maps from Secrets
+   * (shared/src/secrets/worker-env.ts): the worker reads secrets the same way
+   * under both runtimes and never opens the secret store itself.
+   */
+  secretEnv?: (config: unknown) => Promise<Record<string, string>>;
   readinessIntervalMs?: number;
   /** How long a worker has to exit after SIGTERM before SIGKILL. */
   stopTimeoutMs?: number;
@@ -117,11 +125,13 @@ export class ProcessRuntime implements WorkerRuntimePort {
     writeFileSync(configPath, JSON.stringify(spec.config), { mode: 0o600 });
     rmSync(terminationPath, { force: true });
     const port = await freePort();
+    const secrets = (await this.options.secretEnv?.(spec.config)) ?? {};
     const [command, ...args] = this.options.command;
     const child = spawn(command as string, args, {
       env: {
-        ...process.env,
+        ...inheritedWorkerEnv(process.env),
         ...this.options.env,
+        ...secrets,
         SLUICE_WORKER_ID: spec.id,
         SLUICE_WORKER_CONFIG: configPath,
         SLUICE_WORKER_PORT: String(port),

@@ -1,4 +1,15 @@
 import type { WorkerConfig } from '@sluice/shared';
+import type { MetricsRegistry } from './metrics.js';
+import { kafkaSourceEngine } from './sources/kafka-source.js';
+import { kafkaTargetEngine } from './sinks/kafka.js';
+
+/** What the worker program gives an engine besides its configuration. */
+export interface WorkerContext {
+  /** Families registered here are served on /metrics. */
+  metrics: MetricsRegistry;
+  /** One structured log line (stdout); never pass a secret or a message's content. */
+  log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}
 
 /**
  * What moves data for one (role, connector type): started with the worker's
@@ -7,11 +18,14 @@ import type { WorkerConfig } from '@sluice/shared';
  * fatal: its message becomes the connector's error.
  */
 export interface Engine {
-  start(config: WorkerConfig, signal: AbortSignal): Promise<{ done: Promise<void> }>;
+  start(config: WorkerConfig, signal: AbortSignal, ctx: WorkerContext): Promise<{ done: Promise<void> }>;
 }
 
 /** Engines by `role:CONNECTOR_TYPE`. The data-plane issue fills this table. */
-export const ENGINES = new Map<string, Engine>();
+export const ENGINES = new Map<string, Engine>([
+  ['source:KAFKA_SOURCE', kafkaSourceEngine],
+  ['target:KAFKA_TARGET', kafkaTargetEngine],
+]);
 
 /** The engine of a configuration, or why there is none. */
 export function engineFor(config: WorkerConfig): Engine | string {

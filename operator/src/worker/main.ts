@@ -8,17 +8,23 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { WorkerConfig } from '@sluice/shared';
-import { engineFor } from './engines.js';
+import { engineFor, type WorkerContext } from './engines.js';
+import { MetricsRegistry } from './metrics.js';
 
 const env = process.env;
 const port = Number(env.SLUICE_WORKER_PORT ?? 8081);
 const terminationPath = env.SLUICE_TERMINATION_MESSAGE_PATH ?? '/dev/termination-log';
 
-function log(level: 'info' | 'error', msg: string): void {
+function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level, worker: env.SLUICE_WORKER_ID, msg })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), level, worker: env.SLUICE_WORKER_ID, msg, ...fields })}\n`,
   );
 }
+
+const metrics = new MetricsRegistry();
+const readyGauge = metrics.gauge('sluice_worker_ready', '1 when connected and consuming');
+readyGauge.set({}, 0);
+const context: WorkerContext = { metrics, log };
 
 function die(reason: string, code: number): never {
   log('error', reason);
@@ -36,9 +42,7 @@ const server = createServer((req, res) => {
   if (req.url === '/readyz') return void res.writeHead(ready ? 200 : 503).end(ready ? 'ready' : 'not ready');
   if (req.url === '/metrics') {
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-    return void res.end(
-      `# HELP sluice_worker_ready 1 when connected and consuming\n# TYPE sluice_worker_ready gauge\nsluice_worker_ready ${ready ? 1 : 0}\n`,
-    );
+    return void res.end(metrics.render());
   }
   res.writeHead(404).end();
 });
@@ -58,8 +62,9 @@ async function main(): Promise<void> {
   const ac = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => ac.abort());
   try {
-    const { done } = await engine.start(config, ac.signal);
+    const { done } = await engine.start(config, ac.signal, context);
     ready = true;
+    readyGauge.set({}, 1);
     log('info', `${config.role} worker of ${config.connector_id} is ready`);
     await done;
   } catch (error) {

@@ -16,6 +16,46 @@ export function changeStreamTopic(connector: ConnectorResource, dm: DataModelRes
   return dm.spec.targetTopic ?? `sluice.${dm.metadata.name}`;
 }
 
+/**
+ * Where a target worker reads the change stream of a subscription
+ * (docs/data-plane.md). A KAFKA_SOURCE's stream is its own topic on the
+ * user's cluster, so the target gets that connector's connection settings
+ * (secret fields stay references) and its `include_metadata` switch. Database
+ * sources publish to the platform's stream broker, which is the same for every
+ * worker and reaches it through its environment (SLUICE_STREAM_BROKERS, set on
+ * the operator and passed to every worker), not through each configuration.
+ */
+export type StreamConnection =
+  | {
+      kind: 'kafka';
+      bootstrap_servers: string;
+      security_protocol?: string;
+      sasl_mechanism?: string;
+      sasl_username?: string;
+      /** A `valueFrom` reference (or, in hand-written configurations, a value). */
+      sasl_password?: unknown;
+      ca_cert?: unknown;
+      include_metadata: boolean;
+    }
+  | { kind: 'platform' };
+
+/** The stream connection of a data model of `source` (see StreamConnection). */
+export function streamConnection(source: ConnectorResource): StreamConnection {
+  if (source.spec.connectorType !== 'KAFKA_SOURCE') return { kind: 'platform' };
+  const c = source.spec.configuration;
+  const pick = (key: string) => (c[key] === undefined || c[key] === null ? {} : { [key]: c[key] });
+  return {
+    kind: 'kafka',
+    bootstrap_servers: String(c.bootstrap_servers ?? ''),
+    ...pick('security_protocol'),
+    ...pick('sasl_mechanism'),
+    ...pick('sasl_username'),
+    ...pick('sasl_password'),
+    ...pick('ca_cert'),
+    include_metadata: c.include_metadata === true,
+  };
+}
+
 export interface WorkerConfig {
   connector_id: string;
   connector_type: string;
@@ -28,6 +68,8 @@ export interface WorkerConfig {
     id: string;
     datamodel_id: string;
     topic: string;
+    /** Where that topic is (the source's cluster, or the platform's stream broker). */
+    stream: StreamConnection;
     target_table_name: string;
     mapper_config: unknown[];
     consumer_id: string;
@@ -74,6 +116,7 @@ export function targetWorkerConfig(
       id: s.metadata.name,
       datamodel_id: s.spec.datamodelId,
       topic: changeStreamTopic(source, datamodel),
+      stream: streamConnection(source),
       target_table_name: s.spec.targetTableName,
       mapper_config: s.spec.mapperConfig,
       consumer_id: s.spec.consumerId,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isSecretRef } from '../connectors/secret.js';
+import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
 
 // How a worker in a pod receives secret values: the Deployment maps every
 // `valueFrom.secretKeyRef` of its configuration to an environment variable
@@ -38,4 +39,25 @@ export function secretRefsIn(value: unknown): SecretKeyRef[] {
 /** The worker's side: the value of a reference from its environment, if the runtime mapped it. */
 export function secretFromEnv(ref: SecretKeyRef, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env[secretEnvName(ref)];
+}
+
+/**
+ * The process runtime's side (one machine): the environment a Deployment
+ * would give the worker, resolved from the secret store. A reference to a
+ * missing secret or key is left out, and the worker then fails naming it.
+ */
+export async function workerSecretEnv(
+  store: SecretStorePort,
+  namespace: string,
+  config: unknown,
+): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const ref of secretRefsIn(config)) {
+    try {
+      env[secretEnvName(ref)] = await store.resolve(namespace, ref);
+    } catch (e) {
+      if (!(e instanceof SecretNotFoundError)) throw e;
+    }
+  }
+  return env;
 }

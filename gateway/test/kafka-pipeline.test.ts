@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Admin, type Producer } from '@platformatic/kafka';
+import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
+import {
+  assertWorkerBuilt,
+  eventually,
+  newProducer,
+  readTopic,
+  topicSize,
+  WORKER_PROGRAM,
+} from '../../operator/test/kafka-helpers.js';
+import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// Kafka → mapper → Kafka end to end as a user drives it: the REST API, the
+// embedded operator, the real worker program under the process runtime, the
+// real broker. The source is reached with SASL and its password, given
+// inline, goes through the secret store to the workers' environment.
+
+describeWithKafka('a Kafka → Kafka pipeline through the REST API (real workers, real broker)', () => {
+  const brokers = testKafkaBrokers() ?? [];
+  const security = testKafkaSecurity();
+  const run = randomUUID().slice(0, 8);
+  const source = `orders-${run}`;
+  const out = `orders-out-${run}`;
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let admin: Admin;
+  let producer: Producer<string, string, string, string>;
+
+  beforeAll(async () => {
+    assertWorkerBuilt();
+    gw = await startTestGateway('pglite', {
+      SLUICE_EMBEDDED_OPERATOR: 'true',
+      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
+    });
+    t = await setupTeam(gw, 'kafka-e2e');
+    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+    producer = newProducer(brokers);
+    await admin.createTopics({ topics: [source], partitions: 2, replicas: 1 });
+  });
+  afterAll(async () => {
+    await producer?.close();
+    await admin?.close();
+    if (gw) await closeScanned(gw);
+  });
+
+  const get = (path: string) => gw.http.get(path).set(t.owner.auth);
+  const stateOf = (path: string, state: string) =>
+    eventually(
+      async () => (await get(path)).body as Record<string, unknown>,
+      (b) => (b.state ?? b.status) === state || (b.state ?? b.status) === 'error',
+      90_000,
+    ).then((b) => {
+      if ((b.state ?? b.status) !== state) throw new Error(`${path} ended in error: ${JSON.stringify(b)}`);
+      return b;
+    });
+  const produce = (ids: number[]) =>
+    producer.send({
+      messages: ids.map((id) => ({
+        topic: source,
+        value: JSON.stringify({ order: { id, total: `${id}.25` } }),
+      })),
+    });
+  const outIds = async () =>
+    (await readTopic(brokers, admin, out)).map((m) => (JSON.parse(m.value) as { order_id: number }).order_id);
+
+  it('start → live, messages mapped onto the target topic; pause → paused with no worker left; resume loses nothing', async () => {
+    const sourceConfig = security
+      ? {
+          topic: source,
+          bootstrap_servers: security.saslPlaintextBrokers.join(','),
+          security_protocol: 'SASL_PLAINTEXT',
+          sasl_mechanism: 'SCRAM-SHA-512',
+          sasl_username: security.username,
+          sasl_password: security.password,
+        }
+      : { topic: source, bootstrap_servers: brokers.join(',') };
+    const created = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: `kafka-e2e-${run}`,
+        team_id: t.teamId,
+        source_name: `kafka-e2e-src-${run}`,
+        source_type: 'KAFKA_SOURCE',
+        source_config: sourceConfig,
+        target_name: `kafka-e2e-dst-${run}`,
+        target_type: 'KAFKA_TARGET',
+        target_config: { bootstrap_server: brokers.join(',') },
+        subscription_target_table_name: out,
+        subscription_backfill: true,
+        subscription_mapper_config: [
+          { key: 'order_id', path: 'order|id', cast: 'int', primary_key: true },
+          { key: 'total', path: 'order|total', cast: 'float' },
+        ],
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+
+    expect((await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth)).body).toBe('BUILDING');
+    await stateOf(`/api/pipelines/${id}`, 'live');
+
+    await produce([1, 2, 3, 4, 5]);
+    const first = await eventually(outIds, (ids) => ids.length >= 5);
+    expect(first.sort()).toEqual([1, 2, 3, 4, 5]);
+    const row = (await readTopic(brokers, admin, out)).find((m) => m.key === '{"order_id":3}');
+    expect(JSON.parse(row!.value)).toEqual({ order_id: 3, total: 3.25 });
+
+    const pipeline = (await get(`/api/pipelines/${id}`)).body as Record<string, string>;
+    expect((await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth)).body).toBe('PAUSED');
+    await stateOf(`/api/connectors/${pipeline.source_connector_id}`, 'paused');
+    await stateOf(`/api/connectors/${pipeline.target_connector_id}`, 'paused');
+    expect((await get(`/api/pipelines/${id}`)).body.state).toBe('paused');
+    // The process runtime removes a worker's directory once its process has exited.
+    const workDir = join(gw.dataDir, 'workers');
+    expect(existsSync(workDir) ? readdirSync(workDir) : []).toEqual([]);
+
+    // Messages produced while paused are delivered after the resume.
+    await produce([6, 7]);
+    expect(await topicSize(admin, out)).toBe(5);
+    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await stateOf(`/api/pipelines/${id}`, 'live');
+    const all = await eventually(outIds, (ids) => new Set(ids).size >= 7);
+    expect([...new Set(all)].sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  }, 180_000);
+});

@@ -1,0 +1,59 @@
+// The two seams of the data plane, fixed here so sources, the target loop and
+// the sinks are built (and tested) apart:
+//   source worker ──ChangeEvent──▶ change stream (a Kafka topic)
+//   target worker: stream ──mapper──▶ SinkRecord batches ──▶ Sink
+// docs/data-plane.md describes the envelope and the topic naming for users.
+
+/** `c` insert, `u` update, `d` delete, `r` a row read by a snapshot (backfill). */
+export type ChangeOp = 'c' | 'u' | 'd' | 'r';
+
+/**
+ * A change event on a change stream (JSON value of the Kafka message; the
+ * message key is the JSON of `key`). Sources that capture a database emit
+ * it; a KAFKA_SOURCE's topic is its own stream and carries the user's
+ * messages as they are.
+ */
+export interface ChangeEvent {
+  op: ChangeOp;
+  /** The row before the change (updates and deletes, when the source has it). */
+  before: Record<string, unknown> | null;
+  /** The row after the change (inserts, updates, snapshot reads). */
+  after: Record<string, unknown> | null;
+  /** The primary-key columns of the row and their values. */
+  key: Record<string, unknown>;
+  source: {
+    connector_id: string;
+    datamodel_id: string;
+    /** `schema.table` for databases. */
+    entry: string;
+    /** Source position: the LSN for PostgreSQL (`0/16B6C50`), as a string. */
+    position: string;
+    snapshot: boolean;
+    /** Commit time at the source, ms since the epoch. */
+    ts_ms: number;
+  };
+  /** When the source worker emitted it, ms since the epoch (end-to-end latency). */
+  emitted_ms: number;
+}
+
+/** One row for a target, after the mapper. */
+export interface SinkRecord {
+  op: 'upsert' | 'delete';
+  /** The subscription's target_table_name (a table, or a topic for brokers). */
+  table: string;
+  /** The mapped row (for deletes: at least the key columns). */
+  row: Record<string, unknown>;
+  /** Names of the key columns of `row` (upserts and deletes are by these). */
+  keyColumns: string[];
+}
+
+/**
+ * Where a target worker writes. `write` resolves only once the batch is
+ * durable at the target — the caller acknowledges the stream (commits
+ * offsets) after it, which makes delivery at-least-once — and writing the
+ * same batch twice leaves the target as writing it once (upserts by key).
+ */
+export interface Sink {
+  write(batch: readonly SinkRecord[], signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+import { Producer, ProduceAcks, stringSerializers, type MessageToProduce } from '@platformatic/kafka';
+import type { Sink, SinkRecord } from '../contracts.js';
+import type { Engine } from '../engines.js';
+import { clientOptions, kafkaConnection } from '../kafka/connection.js';
+import { describeKafkaError, targetEngine } from '../target/target-loop.js';
+
+// KAFKA_TARGET (spec 2.13): each record is one message on the topic named by
+// the subscription's target_table_name; the value is the row as JSON and the
+// key the JSON object of its key columns, so one row's versions land in one
+// partition, in order, and a compacted topic keeps its latest. A delete is a
+// tombstone (no value). The producer is idempotent with acks=all, so a retry
+// inside the client writes no duplicate; a batch sent again after a crash
+// does (at-least-once: docs/data-plane.md).
+
+type Out = MessageToProduce<string, string, string, string>;
+
+/** The message key of a record: JSON of its key columns, in their declared order. */
+export function recordKey(r: SinkRecord): string {
+  return JSON.stringify(Object.fromEntries(r.keyColumns.map((k) => [k, r.row[k] ?? null])));
+}
+
+export function toKafkaMessage(r: SinkRecord): Out {
+  return {
+    topic: r.table,
+    key: recordKey(r),
+    ...(r.op === 'delete' ? {} : { value: JSON.stringify(r.row) }),
+  };
+}
+
+export class KafkaSink implements Sink {
+  readonly #producer: Producer<string, string, string, string>;
+
+  constructor(configuration: Record<string, unknown>, clientId: string) {
+    this.#producer = new Producer({
+      ...clientOptions(kafkaConnection(configuration), clientId),
+      idempotent: true,
+      acks: ProduceAcks.ALL,
+      // Target topics are created on first use with the broker's defaults.
+      autocreateTopics: true,
+      serializers: stringSerializers,
+    });
+  }
+
+  /** Fails clearly when the brokers cannot be reached with these settings. */
+  async connect(): Promise<void> {
+    try {
+      await this.#producer.metadata({ topics: [] });
+    } catch (e) {
+      throw new Error(`cannot reach the target Kafka cluster: ${describeKafkaError(e)}`, { cause: e });
+    }
+  }
+
+  async write(batch: readonly SinkRecord[]): Promise<void> {
+    if (batch.length === 0) return;
+    try {
+      await this.#producer.send({ messages: batch.map(toKafkaMessage) });
+    } catch (e) {
+      throw new Error(describeKafkaError(e), { cause: e });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#producer.close();
+  }
+}
+
+export const kafkaTargetEngine: Engine = targetEngine(async (config) => {
+  const sink = new KafkaSink(config.configuration, `sluice-${config.connector_id}`);
+  try {
+    await sink.connect();
+  } catch (e) {
+    await sink.close().catch(() => undefined);
+    throw e;
+  }
+  return sink;
+});

@@ -1,0 +1,359 @@
+import {
+  Consumer,
+  MessagesStreamFallbackModes,
+  MessagesStreamModes,
+  type Message,
+  type MessagesStream,
+} from '@platformatic/kafka';
+import type { WorkerConfig } from '@sluice/shared';
+import type { Sink, SinkRecord } from '../contracts.js';
+import type { Engine, WorkerContext } from '../engines.js';
+import {
+  clientOptions,
+  connectionKey,
+  streamKafkaConnection,
+  type KafkaConnection,
+} from '../kafka/connection.js';
+import { LATENCY_BUCKETS_S } from '../metrics.js';
+import { resolveSecrets } from '../secrets.js';
+import { mapMessage, prepareSubscription, type PreparedSubscription } from './records.js';
+
+// The target worker: consume the streams of the enabled subscriptions, map,
+// write batches to the Sink, and commit offsets only after the Sink confirmed
+// (at-least-once). One Kafka consumer per (cluster, consumer group); each has
+// one batch in flight at a time, so offsets are committed in order.
+
+export interface TargetLoopOptions {
+  /** Messages per Sink batch at most. */
+  batchSize: number;
+  /** How long a partial batch waits for more messages. */
+  lingerMs: number;
+  /** Messages buffered per consumer before consumption pauses (back-pressure). */
+  maxBuffered: number;
+  /** Sink attempts per batch before the worker fails (the batch is then redelivered to the next worker). */
+  writeAttempts: number;
+}
+
+/** Defaults, overridable by the environment (bench/ and tests tune them; docs/data-plane.md). */
+export function loopOptions(env: NodeJS.ProcessEnv = process.env): TargetLoopOptions {
+  const num = (name: string, fallback: number) => {
+    const v = Number(env[name]);
+    return Number.isFinite(v) && v > 0 ? v : fallback;
+  };
+  return {
+    batchSize: num('SLUICE_BATCH_SIZE', 500),
+    lingerMs: num('SLUICE_BATCH_LINGER_MS', 50),
+    maxBuffered: num('SLUICE_MAX_BUFFERED_MESSAGES', 5000),
+    writeAttempts: num('SLUICE_WRITE_ATTEMPTS', 5),
+  };
+}
+
+/** Opens the Sink of a target connector from its resolved configuration. */
+export type SinkFactory = (config: WorkerConfig, ctx: WorkerContext) => Promise<Sink>;
+
+type RawMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+
+interface Group {
+  connection: KafkaConnection;
+  groupId: string;
+  subs: PreparedSubscription[];
+}
+
+function groupsOf(subs: PreparedSubscription[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const s of subs) {
+    const connection = streamKafkaConnection(s.config.stream);
+    const id = `${connectionKey(connection)}\0${s.config.consumer_id}`;
+    const g = groups.get(id) ?? { connection, groupId: s.config.consumer_id, subs: [] };
+    g.subs.push(s);
+    groups.set(id, g);
+  }
+  return [...groups.values()];
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** A target engine around the Sink that `createSink` opens. */
+export function targetEngine(createSink: SinkFactory, options = loopOptions()): Engine {
+  return {
+    async start(raw, signal, ctx) {
+      const config = resolveSecrets(raw);
+      const subs = (config.subscriptions ?? []).filter((s) => s.enabled).map(prepareSubscription);
+      for (const s of subs) {
+        const et = s.config.error_table;
+        if (et.enabled && et.target_connector_id && et.target_connector_id !== config.connector_id) {
+          throw new Error(
+            `subscription ${s.config.id}: error tables on another target connector are not supported by this version of Sluice`,
+          );
+        }
+      }
+      const sink = await createSink(config, ctx);
+      const m = metricsOf(ctx);
+      const groups = groupsOf(subs);
+      const loops: Promise<void>[] = [];
+      const stops: (() => Promise<void>)[] = [];
+      try {
+        for (const g of groups) {
+          const run = await startGroup(g, config.connector_id, sink, signal, ctx, m, options);
+          loops.push(run.done);
+          stops.push(run.close);
+        }
+      } catch (e) {
+        await Promise.all(stops.map((s) => s().catch(() => undefined)));
+        await sink.close().catch(() => undefined);
+        throw e;
+      }
+      ctx.log('info', 'consuming', { subscriptions: subs.length, consumers: groups.length });
+      const done = (async () => {
+        try {
+          // The first failing consumer fails the worker; abort ends them all.
+          await Promise.all([
+            ...loops,
+            new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })),
+          ]);
+        } finally {
+          await Promise.all(stops.map((s) => s().catch(() => undefined)));
+          await sink.close().catch(() => undefined);
+        }
+      })();
+      return { done };
+    },
+  };
+}
+
+type TargetMetrics = ReturnType<typeof metricsOf>;
+
+function metricsOf(ctx: WorkerContext) {
+  const r = ctx.metrics;
+  return {
+    messagesIn: r.counter('sluice_worker_messages_in_total', 'Messages consumed from the change streams'),
+    messagesOut: r.counter(
+      'sluice_worker_messages_out_total',
+      'Messages whose records the target confirmed (offsets committed)',
+    ),
+    rowsWritten: r.counter('sluice_worker_rows_written_total', 'Rows written to the target, by table'),
+    errors: r.counter(
+      'sluice_worker_errors_total',
+      'Failed messages and rows (not JSON, mapper errors), by subscription',
+    ),
+    lag: r.gauge('sluice_worker_lag_messages', 'Messages behind the end of each stream topic, by topic'),
+    paused: r.gauge(
+      'sluice_worker_consumption_paused',
+      '1 while consumption is paused because the target is slower',
+    ),
+    batches: r.counter('sluice_worker_batches_total', 'Batches written to the target'),
+    latency: r.histogram(
+      'sluice_worker_end_to_end_latency_seconds',
+      'From the event (emitted_ms, or the Kafka timestamp) to its confirmation by the target',
+      LATENCY_BUCKETS_S,
+    ),
+  };
+}
+
+async function startGroup(
+  g: Group,
+  connectorId: string,
+  sink: Sink,
+  signal: AbortSignal,
+  ctx: WorkerContext,
+  m: TargetMetrics,
+  o: TargetLoopOptions,
+): Promise<{ done: Promise<void>; close(): Promise<void> }> {
+  const topics = [...new Set(g.subs.map((s) => s.config.topic))];
+  const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    ...clientOptions(g.connection, `sluice-${connectorId}`),
+    groupId: g.groupId,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+  });
+  let stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
+  const close = async () => {
+    consumer.stopLagMonitoring();
+    await stream?.close().catch(() => undefined);
+    await consumer.close(true).catch(() => undefined);
+  };
+  try {
+    const meta = await consumer.metadata({ topics, autocreateTopics: false });
+    const missing = topics.filter((t) => !meta.topics.has(t));
+    if (missing.length)
+      throw new Error(`topic ${missing.join(', ')} does not exist on ${g.connection.brokers.join(',')}`);
+    stream = await consumer.consume({
+      topics,
+      mode: MessagesStreamModes.COMMITTED,
+      // Without committed offsets: from the beginning when a subscription asks for a backfill, else new messages only.
+      fallbackMode: g.subs.some((s) => s.config.backfill)
+        ? MessagesStreamFallbackModes.EARLIEST
+        : MessagesStreamFallbackModes.LATEST,
+      autocommit: false,
+      maxWaitTime: 500,
+    });
+  } catch (e) {
+    await close();
+    throw new Error(
+      `cannot consume ${topics.join(', ')} from ${g.connection.brokers.join(',')}: ${describeKafkaError(e)}`,
+      { cause: e },
+    );
+  }
+  consumer.on('consumer:lag', (lag) => {
+    for (const [topic, partitions] of lag) {
+      m.lag.set(
+        { topic },
+        partitions.reduce((sum, v) => sum + Number(v < 0n ? 0n : v), 0),
+      );
+    }
+  });
+  consumer.startLagMonitoring({ topics }, 5_000);
+
+  const subsOf = new Map<string, PreparedSubscription[]>();
+  for (const s of g.subs) subsOf.set(s.config.topic, [...(subsOf.get(s.config.topic) ?? []), s]);
+
+  // The bounded buffer between the consumer and the writer. The writer
+  // sleeps until a batch is full, or until `lingerMs` after the first
+  // message of a partial one.
+  const buffer: RawMessage[] = [];
+  let wake: (() => void) | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  const wakeUp = () => {
+    clearTimeout(linger);
+    linger = undefined;
+    wake?.();
+    wake = undefined;
+  };
+  const lingerIfWaiting = () => {
+    if (wake && !linger && buffer.length > 0) linger = setTimeout(wakeUp, o.lingerMs);
+  };
+  let failure: Error | undefined;
+  const active = stream;
+  active.on('data', (msg: RawMessage) => {
+    buffer.push(msg);
+    m.messagesIn.inc({ topic: msg.topic });
+    if (buffer.length >= o.maxBuffered && !active.isPaused()) {
+      active.pause();
+      m.paused.set({ group: g.groupId }, 1);
+    }
+    if (buffer.length >= o.batchSize) wakeUp();
+    else lingerIfWaiting();
+  });
+  active.once('error', (e: unknown) => {
+    failure = new Error(`the stream of ${topics.join(', ')} failed: ${describeKafkaError(e)}`);
+    wakeUp();
+  });
+  signal.addEventListener('abort', wakeUp, { once: true });
+  m.paused.set({ group: g.groupId }, 0);
+
+  const done = (async () => {
+    while (!signal.aborted) {
+      if (failure) throw failure;
+      if (buffer.length < o.batchSize) {
+        // Wait for a full batch, or linger once something is there.
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          lingerIfWaiting();
+        });
+        if (buffer.length === 0 || signal.aborted) continue;
+      }
+      const batch = buffer.splice(0, o.batchSize);
+      await writeBatch(batch, subsOf, sink, signal, ctx, m, o);
+      if (signal.aborted) return; // not confirmed everywhere: redelivered to the next worker
+      await commit(batch, ctx);
+      m.messagesOut.inc({}, batch.length);
+      if (active.isPaused() && buffer.length < o.maxBuffered / 2) {
+        active.resume();
+        m.paused.set({ group: g.groupId }, 0);
+      }
+    }
+  })();
+  return { done, close };
+}
+
+async function writeBatch(
+  batch: RawMessage[],
+  subsOf: Map<string, PreparedSubscription[]>,
+  sink: Sink,
+  signal: AbortSignal,
+  ctx: WorkerContext,
+  m: TargetMetrics,
+  o: TargetLoopOptions,
+): Promise<void> {
+  const records: SinkRecord[] = [];
+  const produced: number[] = [];
+  const errorTableOf = new Map<string, string>();
+  for (const list of subsOf.values()) {
+    for (const s of list) {
+      const et = s.config.error_table;
+      if (et.enabled && et.name) errorTableOf.set(s.config.id, et.name);
+    }
+  }
+  for (const msg of batch) {
+    const mapped = mapMessage(msg, subsOf.get(msg.topic) ?? []);
+    records.push(...mapped.records);
+    produced.push(mapped.producedMs);
+    for (const f of mapped.failures) {
+      m.errors.inc({ subscription: f.subscription, kind: f.kind });
+      // The position and the kind of failure, never the reason's text: it
+      // quotes the content, which may be personal data (the error table has it).
+      ctx.log('warn', 'message not delivered to the target table', {
+        subscription: f.subscription,
+        kind: f.kind,
+        topic: msg.topic,
+        partition: msg.partition,
+        offset: msg.offset.toString(),
+        error_table: errorTableOf.get(f.subscription) ?? null,
+      });
+    }
+  }
+  for (let attempt = 1; records.length > 0; attempt++) {
+    try {
+      await sink.write(records, signal);
+      break;
+    } catch (e) {
+      if (signal.aborted) return;
+      const reason = e instanceof Error ? e.message : String(e);
+      if (attempt >= o.writeAttempts)
+        throw new Error(`the target refused a batch ${attempt} times: ${reason}`, { cause: e });
+      ctx.log('warn', 'writing a batch failed; retrying', { attempt, reason });
+      await sleep(Math.min(30_000, 250 * 2 ** attempt), signal);
+    }
+  }
+  const now = Date.now();
+  for (const ms of produced) if (ms > 0) m.latency.observe(Math.max(0, now - ms) / 1000);
+  const byTable = new Map<string, number>();
+  for (const r of records) byTable.set(r.table, (byTable.get(r.table) ?? 0) + 1);
+  for (const [table, n] of byTable) m.rowsWritten.inc({ table }, n);
+  m.batches.inc();
+}
+
+/** Commits, per partition, the offset after the last message of the batch. */
+async function commit(batch: RawMessage[], ctx: WorkerContext): Promise<void> {
+  const last = new Map<string, RawMessage>();
+  for (const msg of batch) last.set(`${msg.topic}\0${msg.partition}`, msg);
+  try {
+    await Promise.all([...last.values()].map((msg) => msg.commit()));
+  } catch (e) {
+    // Not fatal: these messages come again after a restart or rebalance (at-least-once).
+    ctx.log('warn', 'committing offsets failed', { reason: describeKafkaError(e) });
+  }
+}
+
+/** The client's error and what it wraps, in one line (no stack). */
+export function describeKafkaError(error: unknown): string {
+  const parts: string[] = [];
+  const walk = (e: unknown, depth: number) => {
+    if (depth > 4 || typeof e !== 'object' || e === null || !('message' in e)) return;
+    const { message, errors, cause } = e as Error & { errors?: unknown[] };
+    if (message && !parts.includes(message)) parts.push(String(message));
+    for (const inner of errors ?? []) walk(inner, depth + 1);
+    walk(cause, depth + 1);
+  };
+  walk(error, 0);
+  return parts.length ? parts.join(': ').slice(0, 500) : String(error);
+}
