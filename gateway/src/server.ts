@@ -139,6 +139,8 @@ function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Prom
     events: new LogEventRecorder(opLog),
     log: opLog,
     namespaces: [ctx.config.namespace],
+    secrets: ctx.secretStore,
+    secretNamespace: ctx.config.namespace,
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal).catch((err: unknown) => {

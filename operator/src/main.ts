@@ -8,7 +8,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import { KubernetesCluster, reuseConnections, watchNamespaces, type WorkerRuntimePort } from '@sluice/shared';
+import {
+  KubernetesCluster,
+  KubernetesSecretStore,
+  reuseConnections,
+  watchNamespaces,
+  type WorkerRuntimePort,
+} from '@sluice/shared';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
@@ -47,6 +53,9 @@ async function main(): Promise<void> {
     clusterFor,
     runtime,
     events,
+    // A connector deleted with kubectl takes its managed Secret with it.
+    secrets: new KubernetesSecretStore(kc),
+    secretNamespace: namespace,
     log,
     ...(namespaces ? { namespaces } : {}),
     // SLUICE_OPERATOR_CONCURRENCY: reconciles at once (different objects).

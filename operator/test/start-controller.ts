@@ -1,5 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubernetesCluster, type ClusterPort, type WorkerRuntimePort } from '@sluice/shared';
+import {
+  KubernetesCluster,
+  KubernetesSecretStore,
+  type ClusterPort,
+  type WorkerRuntimePort,
+} from '@sluice/shared';
 import { Controller } from '../src/controller/controller.js';
 import { KubernetesEventRecorder } from '../src/controller/kube-events.js';
 import { silentLogger } from '../src/controller/logger.js';
@@ -22,6 +27,9 @@ export function startController(
     log: silentLogger,
     namespaces: typeof namespaces === 'string' ? [namespaces] : namespaces,
     clusterFor: (namespace) => new KubernetesCluster({ kubeConfig: kc, namespace }),
+    // As the operator process: managed Secrets of the first (home) namespace.
+    secrets: new KubernetesSecretStore(kc),
+    secretNamespace: typeof namespaces === 'string' ? namespaces : namespaces[0],
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal);

@@ -1,20 +1,11 @@
-import {
-  isSecretRef,
-  MANAGED_SECRET_LABEL,
-  MANAGED_SECRET_PREFIX,
-  type ClusterObject,
-  type SluiceKind,
-} from '@sluice/shared';
+import { isSecretRef, MANAGED_SECRET_LABEL, type ClusterObject, type SluiceKind } from '@sluice/shared';
 import type { GatewayContext } from '../context.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { Step } from './store.js';
 
-// The managed secret of a catalog object (spec 2.14): where the inline secret
-// values of its configuration go. One per object, named after it, labelled
-// as managed, deleted with it.
-
-export const managedSecretName = (kind: 'connector' | 'subscription' | 'warehouse', id: string) =>
-  `${MANAGED_SECRET_PREFIX}${kind}-${id}`;
+// The managed secret of a catalog object (spec 2.14): `managedSecretName` in
+// shared (the operator deletes a connector's too).
+export { managedSecretName } from '@sluice/shared';
 
 /**
  * 422 items for `valueFrom` references (at `fields` of `config`) that point at

@@ -128,4 +128,29 @@ describeWithKube('operator on a real API server', () => {
     await cluster.delete('Connector', ns, name);
     await until(name, (c) => c === undefined);
   });
+
+  it('a connector deleted with kubectl takes its managed Secret with it', async () => {
+    const name = randomUUID();
+    const secret = `sluice-connector-${name}`;
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: secret, labels: { 'sluice.dev/managed': 'true' } },
+        stringData: { sasl_password: 'hunter2' },
+      },
+    });
+    const c = connector(name, 'ready');
+    c.spec.configuration = {
+      ...c.spec.configuration,
+      sasl_password: { valueFrom: { secretKeyRef: { name: secret, key: 'sasl_password' } } },
+    };
+    await cluster.create(c);
+    await until(name, (x) => x?.status?.state === 'live');
+    await cluster.delete('Connector', ns, name);
+    await until(name, (x) => x === undefined);
+    await expect(core.readNamespacedSecret({ name: secret, namespace: ns })).rejects.toMatchObject({
+      code: 404,
+    });
+  });
 });

@@ -6,6 +6,7 @@ import type {
   PipelineResource,
   SluiceKind,
   SubscriptionResource,
+  SecretStorePort,
   WorkerRuntimePort,
 } from '@sluice/shared';
 import { workerId } from '@sluice/shared';
@@ -33,6 +34,9 @@ export interface ControllerOptions {
    * every list and watch within what a Role allows.
    */
   clusterFor?: (namespace: string | undefined) => ClusterPort;
+  /** Where managed Secrets are deleted when their connector is (the worker namespace). */
+  secrets?: Pick<SecretStorePort, 'delete'>;
+  secretNamespace?: string;
   /** Reconciles running at once (different keys). */
   concurrency?: number;
   /** Every object is reconciled again this often, whatever happened (safety net). */
@@ -250,6 +254,14 @@ export class Controller {
         const source = datamodel && this.find<ConnectorResource>('Connector', ns, datamodel.spec.connectorId);
         return datamodel && source ? [{ subscription, datamodel, source }] : [];
       });
-    return { connector, datamodels, subscriptions, worker, now: this.now() };
+    const { secretNamespace } = this.options;
+    return {
+      connector,
+      datamodels,
+      subscriptions,
+      worker,
+      ...(secretNamespace !== undefined ? { secretNamespace } : {}),
+      now: this.now(),
+    };
   }
 }

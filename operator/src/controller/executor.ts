@@ -1,4 +1,9 @@
-import { NotFoundError, type ClusterPort, type WorkerRuntimePort } from '@sluice/shared';
+import {
+  NotFoundError,
+  type ClusterPort,
+  type SecretStorePort,
+  type WorkerRuntimePort,
+} from '@sluice/shared';
 import type { Action } from '../reconcile/actions.js';
 import type { EventRecorder } from './events.js';
 
@@ -10,7 +15,12 @@ import type { EventRecorder } from './events.js';
  */
 export async function execute(
   actions: readonly Action[],
-  deps: { cluster: ClusterPort; runtime: WorkerRuntimePort; events: EventRecorder },
+  deps: {
+    cluster: ClusterPort;
+    runtime: WorkerRuntimePort;
+    events: EventRecorder;
+    secrets?: Pick<SecretStorePort, 'delete'>;
+  },
 ): Promise<void> {
   for (const a of actions) {
     try {
@@ -26,6 +36,9 @@ export async function execute(
           break;
         case 'stopWorker':
           await deps.runtime.stop(a.id);
+          break;
+        case 'deleteSecret':
+          await deps.secrets?.delete(a.namespace, a.name);
           break;
         case 'event':
           await deps.events.record(a.ref, a.eventType, a.reason, a.message);

@@ -17,6 +17,8 @@ export type Action =
   | { type: 'patch'; ref: ObjectRef; patch: Record<string, unknown> }
   | { type: 'ensureWorker'; spec: WorkerSpec }
   | { type: 'stopWorker'; id: string }
+  /** A managed Secret of a deleted object (absent is fine). */
+  | { type: 'deleteSecret'; namespace: string; name: string }
   /** A Kubernetes Event on the object (a log line in the embedded mode). */
   | { type: 'event'; ref: ObjectRef; eventType: 'Normal' | 'Warning'; reason: string; message: string };
 

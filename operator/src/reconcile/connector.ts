@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import {
   connectorType,
+  isSecretRef,
+  managedSecretName,
   RESTART_ANNOTATION,
   sourceWorkerConfig,
   targetWorkerConfig,
@@ -28,7 +30,17 @@ export interface ConnectorInput {
     source: ConnectorResource;
   }[];
   worker: WorkerObservation | undefined;
+  /** Where managed Secrets live (the worker namespace); unset: the operator leaves Secrets alone. */
+  secretNamespace?: string;
   now: string;
+}
+
+/** Whether a configuration holds a reference to the Secret `name`. */
+function references(value: unknown, name: string): boolean {
+  if (isSecretRef(value)) return value.valueFrom.secretKeyRef.name === name;
+  if (Array.isArray(value)) return value.some((v) => references(v, name));
+  if (value && typeof value === 'object') return Object.values(value).some((v) => references(v, name));
+  return false;
 }
 
 /** While a target waits for its sources, look again this often (sources are also watched). */
@@ -75,6 +87,12 @@ export function planConnector(input: ConnectorInput): Plan {
   if (c.metadata.deletionTimestamp) {
     if (worker)
       return { actions: [{ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) }] };
+    // Its managed Secret goes before the finalizer: a connector deleted with
+    // kubectl leaves no secret behind (the gateway's own delete does the same).
+    const secret = managedSecretName('connector', c.metadata.name);
+    if (c.metadata.namespace === input.secretNamespace && references(c.spec.configuration, secret)) {
+      actions.push({ type: 'deleteSecret', namespace: c.metadata.namespace, name: secret });
+    }
     if (finalizers.includes(WORKER_FINALIZER)) {
       actions.push({
         type: 'patch',

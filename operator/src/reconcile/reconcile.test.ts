@@ -172,6 +172,31 @@ describe('planConnector (spec 3.2)', () => {
       },
     ]);
   });
+
+  it('on deletion removes its managed Secret before the finalizer, only in the secret namespace', () => {
+    const secret = `sluice-connector-${id(1)}`;
+    const c = connector(
+      {
+        configuration: {
+          topic: ['orders'],
+          sasl_password: { valueFrom: { secretKeyRef: { name: secret, key: 'k' } } },
+        },
+      },
+      { deletionTimestamp: NOW },
+    );
+    expect(types(planConnector({ ...input(c), secretNamespace: 'ns' }))).toEqual(['deleteSecret', 'patch']);
+    expect(planConnector({ ...input(c), secretNamespace: 'ns' }).actions[0]).toEqual({
+      type: 'deleteSecret',
+      namespace: 'ns',
+      name: secret,
+    });
+    // Another namespace's Secret of the same name is not this connector's.
+    expect(types(planConnector({ ...input(c), secretNamespace: 'other' }))).toEqual(['patch']);
+    // A connector that never had a managed Secret (all references are the user's) deletes none.
+    expect(
+      types(planConnector({ ...input(connector({}, { deletionTimestamp: NOW })), secretNamespace: 'ns' })),
+    ).toEqual(['patch']);
+  });
 });
 
 describe('planPipeline (spec 3.1)', () => {

@@ -8,6 +8,15 @@ export const MANAGED_SECRET_LABEL = 'sluice.dev/managed';
 /** Managed secrets are named with this prefix; users may not create such names. */
 export const MANAGED_SECRET_PREFIX = 'sluice-';
 
+/**
+ * The managed secret of a catalog object (spec 2.14): where the inline secret
+ * values of its configuration go. One per object, named after it, in the
+ * worker namespace; deleted with it (by the gateway, or by the operator's
+ * finalizer when a connector is deleted with kubectl).
+ */
+export const managedSecretName = (kind: 'connector' | 'subscription' | 'warehouse', id: string) =>
+  `${MANAGED_SECRET_PREFIX}${kind}-${id}`;
+
 export interface StoredSecret {
   name: string;
   data: Record<string, string>;
