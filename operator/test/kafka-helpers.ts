@@ -105,11 +105,18 @@ export async function stopWorker(w: RunningWorker, signal: NodeJS.Signals = 'SIG
   await w.exited;
 }
 
+/**
+ * The tests' producer of source messages. Idempotent: without it the client
+ * may resend a whole produce request when one partition of it failed, which
+ * duplicates the source itself (docs/testing-kafka.md) and would be counted
+ * against the worker.
+ */
 export function newProducer(brokers: string[]): Producer<string, string, string, string> {
   return new Producer({
     clientId: 'sluice-test-producer',
     bootstrapBrokers: brokers,
     serializers: stringSerializers,
+    idempotent: true,
     acks: -1,
   });
 }

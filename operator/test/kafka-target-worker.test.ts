@@ -201,6 +201,8 @@ describeWithKafka('KAFKA_TARGET worker (worker program, real broker)', () => {
       }
     }
 
+    // The source holds each message once: duplicates below are the worker's.
+    expect(await topicSize(admin, source)).toBe(N);
     const delivered = await readTopic(brokers, admin, out);
     const ids = delivered.map((m) => JSON.parse(m.value).id as number);
     const distinct = new Set(ids);

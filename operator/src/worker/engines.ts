@@ -2,6 +2,8 @@ import type { WorkerConfig } from '@sluice/shared';
 import type { MetricsRegistry } from './metrics.js';
 import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';
+import { postgresTargetEngine, webhookTargetEngine } from './sinks/target-engines.js';
+import { postgresSourceEngine } from './sources/postgres-engine.js';
 
 /** What the worker program gives an engine besides its configuration. */
 export interface WorkerContext {
@@ -25,6 +27,9 @@ export interface Engine {
 export const ENGINES = new Map<string, Engine>([
   ['source:KAFKA_SOURCE', kafkaSourceEngine],
   ['target:KAFKA_TARGET', kafkaTargetEngine],
+  ['source:POSTGRES_SOURCE', postgresSourceEngine],
+  ['target:POSTGRES_TARGET', postgresTargetEngine],
+  ['target:WEBHOOK_TARGET', webhookTargetEngine],
 ]);
 
 /** The engine of a configuration, or why there is none. */

@@ -45,7 +45,12 @@ const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 
 export function requestJson(
   url: URL,
-  init: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: unknown; signal?: AbortSignal },
+  init: {
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH';
+    headers?: Record<string, string>;
+    body?: unknown;
+    signal?: AbortSignal;
+  },
   opts: OutboundHttpOptions,
 ): Promise<JsonResponse> {
   return new Promise((resolve, reject) => {

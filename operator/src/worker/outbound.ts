@@ -1,0 +1,20 @@
+import { OutboundPolicy, parseCidrList } from '@sluice/shared';
+
+// The address policy of workers' outbound connections (targets, database
+// sources, webhooks): user-supplied hosts are an SSRF surface. Unlike the
+// gateway's warehouse calls, a worker's normal job is reaching databases in
+// private networks (10.x, a local PostgreSQL on a laptop), so by default it
+// refuses only link-local addresses — the cloud metadata endpoints
+// (169.254.169.254) — and the "this network" range. Operators widen the
+// deny-list with SLUICE_WORKER_DENY_CIDRS (comma-separated, replacing the
+// default) and punch holes with SLUICE_WORKER_ALLOW_CIDRS (docs/data-plane.md).
+
+export const WORKER_DEFAULT_DENIED_CIDRS = ['169.254.0.0/16', 'fe80::/10', '0.0.0.0/8'];
+
+export function workerOutboundPolicy(env: NodeJS.ProcessEnv = process.env): OutboundPolicy {
+  const deny = env.SLUICE_WORKER_DENY_CIDRS?.trim()
+    ? parseCidrList(env.SLUICE_WORKER_DENY_CIDRS)
+    : WORKER_DEFAULT_DENIED_CIDRS;
+  const allow = env.SLUICE_WORKER_ALLOW_CIDRS?.trim() ? parseCidrList(env.SLUICE_WORKER_ALLOW_CIDRS) : [];
+  return new OutboundPolicy({ deny, allow });
+}

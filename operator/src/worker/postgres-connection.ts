@@ -1,0 +1,129 @@
+import { Socket, isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import type pg from 'pg';
+import type { OutboundPolicy } from '@sluice/shared';
+
+// Connection settings of a PostgreSQL source or target, as the worker has them
+// once the framework resolved the secret references (a plain password), turned
+// into a node-postgres configuration. Shared by the Postgres sink and the CDC
+// source so both connect the same way: under the outbound-address policy
+// (SSRF), in UTC with ISO dates (values read from the snapshot and decoded from
+// the replication stream then look the same), with the libpq ssl modes.
+
+export type PostgresSslMode = 'disable' | 'allow' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+
+export interface PostgresSettings {
+  host: string;
+  port?: number;
+  database: string;
+  user: string;
+  /** Already resolved: never a secret reference here. */
+  password: string;
+  ssl_mode?: PostgresSslMode;
+  /** PEM CA certificate for verify-ca / verify-full. */
+  ssl_root_cert?: string;
+}
+
+/** Session settings every Sluice connection runs with (see the file comment). */
+const SESSION_OPTIONS = '-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601';
+
+/**
+ * The node-postgres configuration of `settings`. With a `policy`, the TCP
+ * connection is opened through the policy's `lookup`, so the address checked
+ * is the address connected to; an IP literal is checked before connecting.
+ * `tls` overrides the TLS decision (the `prefer` fallback uses it).
+ */
+export function pgConfig(
+  settings: PostgresSettings,
+  options: { policy?: OutboundPolicy; applicationName?: string; tls?: boolean } = {},
+): pg.ClientConfig {
+  const { policy } = options;
+  if (policy) policy.assertHost(settings.host);
+  const mode = settings.ssl_mode ?? 'prefer';
+  const useTls = options.tls ?? !['disable', 'allow'].includes(mode);
+  const config: pg.ClientConfig = {
+    host: settings.host,
+    port: settings.port ?? 5432,
+    database: settings.database,
+    user: settings.user,
+    password: settings.password,
+    application_name: options.applicationName ?? 'sluice',
+    options: SESSION_OPTIONS,
+    ssl: useTls ? tlsOptions(mode, settings.ssl_root_cert) : false,
+    connectionTimeoutMillis: 15_000,
+    keepAlive: true,
+  };
+  if (policy) {
+    // node-postgres calls `stream.connect(port, host)`: route it through the
+    // policy's lookup (node:net skips lookup for IP literals, checked above).
+    config.stream = () => {
+      const socket = new Socket();
+      const connect = socket.connect.bind(socket) as (opts: object) => Socket;
+      (socket as unknown as { connect: (port: number, host: string) => Socket }).connect = (port, host) =>
+        connect(isIP(host) ? { port, host } : { port, host, lookup: policy.lookup });
+      return socket;
+    };
+  }
+  return config;
+}
+
+function tlsOptions(mode: PostgresSslMode, ca: string | undefined): ConnectionOptions {
+  switch (mode) {
+    case 'verify-full':
+      return { rejectUnauthorized: true, ...(ca ? { ca } : {}) };
+    case 'verify-ca':
+      // The chain is verified, the host name is not (libpq's verify-ca).
+      return { rejectUnauthorized: true, ...(ca ? { ca } : {}), checkServerIdentity: () => undefined };
+    default:
+      // require / prefer: encrypted, the certificate not verified (libpq's meaning).
+      return { rejectUnauthorized: false };
+  }
+}
+
+/**
+ * Connects a client built by `make(tls)`; with ssl_mode `prefer` a server
+ * that refuses TLS is retried in clear text, as libpq does.
+ */
+export async function connectClient(
+  settings: PostgresSettings,
+  make: (tls: boolean | undefined) => pg.Client,
+): Promise<pg.Client> {
+  const client = make(undefined);
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    const refused = error instanceof Error && /does not support SSL/i.test(error.message);
+    if ((settings.ssl_mode ?? 'prefer') !== 'prefer' || !refused) throw error;
+    const plain = make(false);
+    await plain.connect();
+    return plain;
+  }
+}
+
+/** A double-quoted identifier: a table or column name is user data, never SQL. */
+export function quoteIdent(name: string): string {
+  if (name.includes('\0')) throw new Error('An identifier cannot contain a NUL character');
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A single-quoted literal, for the few commands that take no parameters (replication). */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\0')) throw new Error('A literal cannot contain a NUL character');
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/**
+ * A one-line message for an error from the server or the network: the
+ * server's message and SQLSTATE, never the statement, its parameters or a
+ * stack trace.
+ */
+export function describePgError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const e = error as Error & { code?: string; column?: string; table?: string };
+  const first = e.message.split('\n')[0] ?? '';
+  const where = e.column ? ` (column "${e.column}")` : '';
+  const code = e.code && /^[0-9A-Z]{5}$/.test(e.code) ? `, SQLSTATE ${e.code}` : e.code ? ` (${e.code})` : '';
+  return `${first}${where}${code}`;
+}
