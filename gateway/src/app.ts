@@ -12,8 +12,11 @@ import { connectorRoutes } from './features/connectors/connectors.routes.js';
 import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
 import { subscriptionRoutes } from './features/subscriptions/subscriptions.routes.js';
 import { pipelineRoutes } from './features/pipelines/pipelines.routes.js';
+import { preflightRoutes } from './features/preflight/preflight.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
+import { logRoutes } from './features/logs/logs.routes.js';
+import { logSockets } from './features/logs/logs.socket.js';
 import { healthRoutes } from './features/health/health.routes.js';
 import { schemaRoutes } from './features/schemas/schemas.routes.js';
 import { secretRoutes } from './features/secrets/secrets.routes.js';
@@ -38,7 +41,9 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...teamRoutes(ctx),
     ...smtRoutes(),
     ...connectorTypeRoutes(),
+    ...preflightRoutes(ctx),
     ...connectorRoutes(ctx),
+    ...logRoutes(ctx),
     ...datamodelRoutes(ctx),
     ...subscriptionRoutes(ctx),
     ...pipelineRoutes(ctx),
@@ -107,6 +112,8 @@ export function buildApp(ctx: GatewayContext): {
   }
   app.use(express.json({ limit: ctx.config.bodyLimit }));
 
+  // WebSocket log streams (upgrades attached by attachWebSockets): ahead of the /api router.
+  app.use(logSockets(ctx));
   const api = express.Router();
   mountRoutes(api, routes, {
     db: ctx.db,

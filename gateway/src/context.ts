@@ -1,4 +1,10 @@
-import type { ClusterPort, OutboundHttpOptions, SecretBox, SecretStorePort } from '@sluice/shared';
+import type {
+  ClusterPort,
+  OutboundHttpOptions,
+  SecretBox,
+  SecretStorePort,
+  WorkerRuntimePort,
+} from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
 import type { PrincipalCache } from './auth/principal-cache.js';
@@ -31,4 +37,10 @@ export interface GatewayContext {
   mirror: MirrorSync;
   /** How warehouse hosts are called: the outbound-address policy, trusted CAs, deadlines. */
   warehouseHttp: OutboundHttpOptions;
+  /**
+   * The worker runtime, read only here (worker logs, features/logs): the
+   * embedded operator's process runtime; absent when this gateway reaches no
+   * runtime (then log reads are empty).
+   */
+  workers?: WorkerRuntimePort;
 }

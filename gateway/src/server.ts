@@ -13,6 +13,7 @@ import {
   workerSecretEnv,
 } from '@sluice/shared';
 import { buildApp } from './app.js';
+import { attachWebSockets } from './features/logs/logs.socket.js';
 import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
 import { Passwords } from './auth/passwords.js';
@@ -96,6 +97,8 @@ export async function createContext(
   await ensureAdmin(ctx);
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
+  // Worker logs (features/logs) are read from the embedded operator's runtime.
+  if (operator) ctx.workers = operator.runtime;
   // Warehouse tasks: every replica may schedule, runs are claimed in the database.
   const scheduler = config.scheduler.enabled
     ? new TaskScheduler(ctx).start(config.scheduler.intervalMs)
@@ -124,7 +127,10 @@ function kubeConfig(config: Config): KubeConfig {
  * controller as the operator process, on the embedded cluster, with workers
  * as child processes under the data dir. One process, so no leader election.
  */
-function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Promise<void> } {
+function startEmbeddedOperator(
+  ctx: GatewayContext,
+  log: Logger,
+): { runtime: ProcessRuntime; stop(): Promise<void> } {
   const runtime = new ProcessRuntime({
     command: ctx.config.workerCommand ?? [process.execPath, WORKER_MAIN],
     workDir: join(ctx.config.dataDir, 'workers'),
@@ -147,6 +153,7 @@ function startEmbeddedOperator(ctx: GatewayContext, log: Logger): { stop(): Prom
     opLog.error({ err: (err as Error).message }, 'The embedded operator stopped');
   });
   return {
+    runtime,
     stop: async () => {
       ac.abort();
       await running;
@@ -162,6 +169,7 @@ export async function startGateway(
   const ctx = await createContext(config, log);
   const { app } = buildApp(ctx);
   const server = createServer(app);
+  const sockets = attachWebSockets(app, server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();
@@ -179,6 +187,7 @@ export async function startGateway(
     url,
     close: async () => {
       clearInterval(purge);
+      sockets.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

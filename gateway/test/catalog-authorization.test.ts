@@ -58,6 +58,7 @@ const CALLS: Call[] = [
     route: '/connectors/:id/source-worker-config',
     path: (f) => `/connectors/${f.source}/source-worker-config`,
   },
+  { method: 'get', route: '/connectors/:id/logs', path: (f) => `/connectors/${f.source}/logs` },
   {
     method: 'get',
     route: '/connectors/:id/target-worker-config',

@@ -13,3 +13,6 @@ export * from './work-queue.js';
 
 /** The worker program (built), as the process runtime starts it: `node <WORKER_MAIN>`. */
 export const WORKER_MAIN = fileURLToPath(new URL('./worker/main.js', import.meta.url));
+// Connection helpers of the workers, reused by the gateway's pre-flight checks (spec 4.5).
+export * from './worker/kafka/connection.js';
+export * from './worker/postgres-connection.js';

@@ -1,0 +1,117 @@
+import { workerId, type WorkerRuntimePort } from '@sluice/shared';
+import type { Principal } from '../../auth/principal.js';
+import type { GatewayContext } from '../../context.js';
+import { loadConnector } from '../connectors/connectors.service.js';
+import { loadPipeline } from '../pipelines/pipelines.service.js';
+
+/** Lines a log read sends first when the client does not say (`tail`), and the most it may ask. */
+export const DEFAULT_TAIL = 200;
+export const MAX_TAIL = 5000;
+
+/** A worker whose log a stream follows: the connector and, in a pipeline's stream, its side. */
+export interface LogSide {
+  connectorId: string;
+  side?: 'source' | 'target';
+}
+
+/** The connector's worker, if the caller may read the connector (404 missing, 403 not in its team). */
+export async function connectorSides(ctx: GatewayContext, p: Principal, id: string): Promise<LogSide[]> {
+  await loadConnector(ctx, p, id);
+  return [{ connectorId: id }];
+}
+
+/** Both workers of the pipeline, tagged with their side (404 missing, 403 not in its team). */
+export async function pipelineSides(ctx: GatewayContext, p: Principal, id: string): Promise<LogSide[]> {
+  const row = await loadPipeline(ctx, p, id);
+  return [
+    { connectorId: row.source_connector_id, side: 'source' },
+    { connectorId: row.target_connector_id, side: 'target' },
+  ];
+}
+
+/** The connector's worker id (`<namespace>/<connector id>`: a connector's id is its resource name). */
+export function workerOf(ctx: GatewayContext, connectorId: string): string {
+  return workerId(ctx.config.namespace, connectorId);
+}
+
+/** The last `tail` lines of the connector's worker; none when no worker runs (or no runtime is reachable). */
+export async function tailOf(ctx: GatewayContext, p: Principal, id: string, tail: number): Promise<string[]> {
+  await loadConnector(ctx, p, id);
+  const runtime = ctx.workers;
+  if (!runtime) return [];
+  const lines: string[] = [];
+  for await (const line of runtime.logs(workerOf(ctx, id), { tail, follow: false })) lines.push(line);
+  return lines.slice(-tail);
+}
+
+/** Which run of a worker this is: a new one has a fresh log (process runtime: a new ring). */
+async function instanceOf(runtime: WorkerRuntimePort, id: string): Promise<string | undefined> {
+  const o = await runtime.observe(id);
+  return o ? `${o.configHash}#${o.restarts}` : undefined;
+}
+
+/** Resolves on the next change of the worker's observation, or after `ms`, or when `signal` aborts. */
+function nextChange(runtime: WorkerRuntimePort, id: string, signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = runtime.subscribe((changed) => {
+      if (changed === id) done();
+    });
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * The worker's log, the last `tail` lines then live, across restarts, until
+ * `signal` aborts. A worker run ends its log (Kubernetes: the container's log
+ * stream ends) or is replaced by a new run (process runtime: a new run has a
+ * log of its own): either way the stream goes on with the next run, from its
+ * first line kept. While no worker runs it waits for one.
+ */
+export async function* followWorker(
+  runtime: WorkerRuntimePort,
+  id: string,
+  tail: number,
+  signal: AbortSignal,
+  recheckMs = 2000,
+): AsyncGenerator<string> {
+  let seen: string | undefined;
+  let first = true;
+  while (!signal.aborted) {
+    const instance = await instanceOf(runtime, id);
+    if (instance === undefined || instance === seen) {
+      // No worker, or the run whose log already ended: wait for the next one.
+      await nextChange(runtime, id, signal, recheckMs);
+      continue;
+    }
+    const run = new AbortController();
+    const stop = () => run.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    // A new run of the worker ends the follow of the previous one.
+    const unsubscribe = runtime.subscribe((changed) => {
+      if (changed !== id) return;
+      void instanceOf(runtime, id).then((now) => {
+        if (now !== instance) run.abort();
+      });
+    });
+    try {
+      // The first run: the asked tail; a later one: all it kept (it is new since the last line sent).
+      const lines = runtime.logs(id, { tail: first ? tail : MAX_TAIL, follow: true, signal: run.signal });
+      for await (const line of lines) {
+        if (run.signal.aborted) break;
+        yield line;
+      }
+    } finally {
+      unsubscribe();
+      signal.removeEventListener('abort', stop);
+    }
+    seen = instance;
+    first = false;
+  }
+}

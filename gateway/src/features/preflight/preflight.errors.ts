@@ -1,0 +1,106 @@
+import { OutboundAddressDeniedError } from '@sluice/shared';
+
+// A failed pre-flight is an answer the user reads: one sentence, from the
+// most specific error of the chain the clients nest (the Kafka client reports
+// a refused login as MultipleErrors → NetworkError → AuthenticationError),
+// never a stack trace, a statement or a credential.
+
+/** Thrown by a check that ran and found a problem; its message is for the user. */
+export class PreflightFailure extends Error {
+  override readonly name = 'PreflightFailure';
+}
+
+interface Chained {
+  message?: unknown;
+  code?: unknown;
+  errors?: unknown[];
+  cause?: unknown;
+}
+
+/** Every error of a chain, outermost first. */
+function chain(error: unknown): Chained[] {
+  const out: Chained[] = [];
+  const walk = (e: unknown, depth: number) => {
+    // Not `instanceof Error`: Node's own errors may come from another realm.
+    if (depth > 6 || typeof e !== 'object' || e === null || !('message' in e)) return;
+    out.push(e as Chained);
+    for (const inner of (e as Chained).errors ?? []) walk(inner, depth + 1);
+    walk((e as Chained).cause, depth + 1);
+  };
+  walk(error, 0);
+  return out;
+}
+
+const NETWORK: Record<string, (where: string) => string> = {
+  ECONNREFUSED: (w) => `Connection refused by ${w}: nothing listens there`,
+  ENOTFOUND: (w) => `The host of ${w} could not be resolved (DNS)`,
+  EAI_AGAIN: (w) => `The host of ${w} could not be resolved (DNS)`,
+  ETIMEDOUT: (w) => `Connecting to ${w} timed out`,
+  EHOSTUNREACH: (w) => `${w} is unreachable from Sluice`,
+  ENETUNREACH: (w) => `${w} is unreachable from Sluice`,
+  ECONNRESET: (w) => `${w} closed the connection`,
+};
+
+/** The sentence of a socket error code (ECONNREFUSED, ENOTFOUND, …), if it is a known one. */
+export function describeNetworkCode(code: string | undefined, where: string): string | undefined {
+  return code ? NETWORK[code]?.(where) : undefined;
+}
+
+/** Strips what could name a secret or be noise: one line, bounded. */
+function clean(text: string): string {
+  return text.split('\n')[0]!.replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+/**
+ * One sentence for a failure of a Kafka client call against `where`
+ * (the bootstrap list): the address policy, the login, TLS, the network.
+ */
+export function describeKafkaFailure(error: unknown, where: string): string {
+  const errors = chain(error);
+  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
+  if (denied) return String(denied.message);
+  if (error instanceof PreflightFailure) return error.message;
+  const messages = errors.map((e) => String(e.message ?? ''));
+  const auth = messages.find((m) => /authenticat|sasl/i.test(m));
+  if (auth) {
+    return `The broker at ${where} refused the SASL login: check the user name, password and mechanism`;
+  }
+  const tls = messages.find((m) => /certificate|self[- ]signed|TLS|SSL|handshake/i.test(m));
+  if (tls) return `The TLS connection to ${where} failed: ${clean(tls)}`;
+  for (const e of errors) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    const say = NETWORK[code];
+    if (say) return say(where);
+  }
+  const timeout = messages.find((m) => /timed? ?out/i.test(m));
+  if (timeout) return `No answer from ${where} within the time limit`;
+  const unknownTopic = messages.find((m) => /unknown topic/i.test(m));
+  if (unknownTopic) return clean(unknownTopic);
+  // The deepest message is the most specific one.
+  const last = [...messages].reverse().find((m) => m.trim().length > 0);
+  return last ? `Kafka at ${where}: ${clean(last)}` : `Kafka at ${where} could not be reached`;
+}
+
+/** One sentence for a failure of a PostgreSQL connection or query (the server's message and SQLSTATE). */
+export function describePgFailure(error: unknown, where: string): string {
+  const errors = chain(error);
+  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
+  if (denied) return String(denied.message);
+  if (error instanceof PreflightFailure) return error.message;
+  for (const e of errors) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === '28P01' || code === '28000') {
+      return `PostgreSQL at ${where} refused the login: check the user name and password (SQLSTATE ${code})`;
+    }
+    if (code === '3D000') return `${clean(String(e.message))} on ${where} (SQLSTATE ${code})`;
+    const say = NETWORK[code];
+    if (say) return say(where);
+  }
+  const first = errors[0];
+  const message = clean(String(first?.message ?? error));
+  if (/timeout|timed out/i.test(message))
+    return `No answer from PostgreSQL at ${where} within the time limit`;
+  const code =
+    typeof first?.code === 'string' && /^[0-9A-Z]{5}$/.test(first.code) ? `, SQLSTATE ${first.code}` : '';
+  return `PostgreSQL at ${where}: ${message}${code}`;
+}

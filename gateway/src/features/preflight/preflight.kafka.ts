@@ -1,0 +1,275 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { Admin, Consumer, ListOffsetTimestamps, type BaseOptions } from '@platformatic/kafka';
+import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { clientOptions, kafkaConnection, type KafkaConnection } from '@sluice/operator';
+import { describeKafkaFailure, PreflightFailure } from './preflight.errors.js';
+
+// Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
+// broker of an environment): the workers' connection settings
+// (operator/src/worker/kafka/connection.ts), no retries, short deadlines, and
+// the outbound-address policy on every broker address before it is dialled.
+
+export interface KafkaCheckOptions {
+  policy: OutboundPolicy;
+  /** Deadline of the whole check (ms). */
+  timeoutMs: number;
+}
+
+/** How many messages fetch-messages returns at most, and how much of each value. */
+export const FETCH_LIMIT = 10;
+export const FETCH_MAX_VALUE_CHARS = 4096;
+const FETCH_MAX_BYTES = 1024 * 1024;
+
+export interface FetchedMessage {
+  partition: number;
+  offset: string;
+  timestamp: number;
+  key: string | null;
+  /** The value parsed as JSON when it is JSON, else its text (cut at FETCH_MAX_VALUE_CHARS). */
+  value: unknown;
+  headers: Record<string, string>;
+  truncated: boolean;
+}
+
+const hostOf = (broker: string) => {
+  const i = broker.lastIndexOf(':');
+  return (i > 0 ? broker.slice(0, i) : broker).replace(/^\[(.*)\]$/, '$1');
+};
+
+/**
+ * Checks every address a broker name resolves to against the policy (the
+ * client dials plain TCP itself, so the check is made just before: the name
+ * is resolved again by the socket, a window a DNS rebinding could use — the
+ * TLS listeners close it by dialling through the policy's `lookup`).
+ */
+async function assertBrokersAllowed(policy: OutboundPolicy, brokers: string[]): Promise<void> {
+  for (const broker of brokers) {
+    const host = hostOf(broker);
+    if (isIP(host)) {
+      policy.assertHost(host);
+      continue;
+    }
+    let addresses: { address: string }[];
+    try {
+      addresses = await dnsLookup(host, { all: true });
+    } catch {
+      throw new PreflightFailure(`The broker host ${host} could not be resolved (DNS)`);
+    }
+    const bad = addresses.find((a) => !policy.isAllowed(a.address));
+    if (bad) throw new OutboundAddressDeniedError(host, bad.address);
+  }
+}
+
+function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs: number): BaseOptions {
+  let base: BaseOptions;
+  try {
+    base = clientOptions(conn, 'sluice-preflight');
+  } catch (e) {
+    throw new PreflightFailure((e as Error).message);
+  }
+  return {
+    ...base,
+    retries: 0,
+    connectTimeout: Math.min(5_000, timeoutMs),
+    requestTimeout: timeoutMs,
+    ...(base.tls ? { tls: { ...base.tls, lookup: policy.lookup } } : {}),
+  };
+}
+
+/** Runs `fn` with a deadline; `close` is called either way. */
+async function withDeadline<T>(
+  timeoutMs: number,
+  where: string,
+  fn: () => Promise<T>,
+  close: () => Promise<void>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PreflightFailure(`No answer from ${where} within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([fn(), deadline]);
+  } finally {
+    clearTimeout(timer);
+    await close().catch(() => undefined);
+  }
+}
+
+/** Connects with the settings and reads the cluster's metadata; throws a PreflightFailure-worthy error. */
+async function withCluster<T>(
+  config: Record<string, unknown>,
+  opts: KafkaCheckOptions,
+  fn: (client: Consumer<Buffer, Buffer, Buffer, Buffer>, conn: KafkaConnection) => Promise<T>,
+): Promise<T> {
+  const conn = kafkaConnection(config);
+  const where = conn.brokers.join(',') || 'the configured brokers';
+  try {
+    if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
+    await assertBrokersAllowed(opts.policy, conn.brokers);
+    // A consumer lists offsets and fetches without joining a group: nothing is left on the cluster.
+    const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      ...options(conn, opts.policy, opts.timeoutMs),
+      groupId: 'sluice-preflight',
+    });
+    return await withDeadline(
+      opts.timeoutMs,
+      where,
+      () => fn(client, conn),
+      () => client.close(true),
+    );
+  } catch (e) {
+    throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
+  }
+}
+
+/** check-credentials: connect, authenticate, read the metadata. */
+export async function checkKafka(
+  config: Record<string, unknown>,
+  opts: KafkaCheckOptions,
+): Promise<{ brokers: number; topics: number }> {
+  return withCluster(config, opts, async (client) => {
+    const meta = await client.metadata({ topics: [], forceUpdate: true });
+    return { brokers: meta.brokers.size, topics: meta.topics.size };
+  });
+}
+
+/** list-topics: every topic the credentials may describe, internal ones left out, sorted. */
+export async function listKafkaTopics(
+  config: Record<string, unknown>,
+  opts: KafkaCheckOptions,
+): Promise<{ name: string; partitions: number }[]> {
+  const conn = kafkaConnection(config);
+  const where = conn.brokers.join(',') || 'the configured brokers';
+  try {
+    if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
+    await assertBrokersAllowed(opts.policy, conn.brokers);
+    const admin = new Admin(options(conn, opts.policy, opts.timeoutMs));
+    return await withDeadline(
+      opts.timeoutMs,
+      where,
+      async () => {
+        const names = (await admin.listTopics({ includeInternals: false })).sort();
+        const meta = names.length ? await admin.metadata({ topics: names }) : undefined;
+        return names.map((name) => ({ name, partitions: meta?.topics.get(name)?.partitionsCount ?? 0 }));
+      },
+      () => admin.close(),
+    );
+  } catch (e) {
+    throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
+  }
+}
+
+function text(buffer: Buffer | null | undefined): string | null {
+  return buffer ? buffer.toString('utf8') : null;
+}
+
+function decodeValue(buffer: Buffer | null): { value: unknown; truncated: boolean } {
+  if (!buffer) return { value: null, truncated: false };
+  const raw = buffer.toString('utf8');
+  if (raw.length <= FETCH_MAX_VALUE_CHARS) {
+    try {
+      return { value: JSON.parse(raw), truncated: false };
+    } catch {
+      return { value: raw, truncated: false };
+    }
+  }
+  return { value: raw.slice(0, FETCH_MAX_VALUE_CHARS), truncated: true };
+}
+
+/**
+ * fetch-messages: the most recent messages of `topic` (at most `limit`,
+ * newest last), read at the end offsets of its partitions without joining a
+ * consumer group or committing anything.
+ */
+export async function fetchKafkaMessages(
+  config: Record<string, unknown>,
+  topic: string,
+  opts: KafkaCheckOptions & { limit?: number },
+): Promise<FetchedMessage[]> {
+  const limit = Math.max(1, Math.min(opts.limit ?? FETCH_LIMIT, FETCH_LIMIT));
+  return withCluster(config, opts, async (client, conn) => {
+    const missing = () => new PreflightFailure(`Topic ${topic} does not exist on ${conn.brokers.join(',')}`);
+    const meta = await client
+      .metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true })
+      .catch((e: unknown) => {
+        throw /unknown topic/i.test(describeKafkaFailure(e, '')) ? missing() : e;
+      });
+    const info = meta.topics.get(topic);
+    if (!info) throw missing();
+    // The client dials the brokers the cluster advertises: they are checked too.
+    await assertBrokersAllowed(
+      opts.policy,
+      [...meta.brokers.values()].map((b) => `${b.host}:${b.port}`),
+    );
+    const [ends, starts] = await Promise.all([
+      client.listOffsets({ topics: [topic] }),
+      client.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.EARLIEST }),
+    ]);
+    const end = ends.get(topic) ?? [];
+    const start = starts.get(topic) ?? [];
+    // Per leader, the partitions to read from max(start, end - limit).
+    const byLeader = new Map<number, { partition: number; fetchOffset: bigint }[]>();
+    info.partitions.forEach((p, partition) => {
+      const e = end[partition] ?? 0n;
+      const s = start[partition] ?? 0n;
+      if (e <= s) return;
+      const from = e - BigInt(limit) > s ? e - BigInt(limit) : s;
+      const list = byLeader.get(p.leader) ?? [];
+      list.push({ partition, fetchOffset: from });
+      byLeader.set(p.leader, list);
+    });
+    const out: FetchedMessage[] = [];
+    for (const [node, partitions] of byLeader) {
+      const res = await client.fetch({
+        node,
+        maxWaitTime: 100,
+        maxBytes: FETCH_MAX_BYTES,
+        topics: [
+          {
+            topicId: info.id,
+            partitions: partitions.map((p) => ({
+              partition: p.partition,
+              fetchOffset: p.fetchOffset,
+              currentLeaderEpoch: -1,
+              lastFetchedEpoch: -1,
+              partitionMaxBytes: Math.floor(FETCH_MAX_BYTES / partitions.length),
+            })),
+          },
+        ],
+      });
+      for (const t of res.responses) {
+        for (const p of t.partitions) {
+          const from = partitions.find((x) => x.partition === p.partitionIndex)?.fetchOffset ?? 0n;
+          for (const batch of p.records ?? []) {
+            for (const r of batch.records) {
+              const offset = batch.firstOffset + BigInt(r.offsetDelta);
+              if (offset < from) continue;
+              const { value, truncated } = decodeValue(r.value);
+              const headers: Record<string, string> = {};
+              for (const [k, v] of r.headers) if (k) headers[k.toString('utf8')] = text(v) ?? '';
+              out.push({
+                partition: p.partitionIndex,
+                offset: offset.toString(),
+                timestamp: Number(batch.firstTimestamp + r.timestampDelta),
+                key: text(r.key),
+                value,
+                headers,
+                truncated,
+              });
+            }
+          }
+        }
+      }
+    }
+    // The newest `limit` over all partitions, oldest first.
+    out.sort(
+      (a, b) =>
+        a.timestamp - b.timestamp || a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)),
+    );
+    return out.slice(-limit);
+  });
+}

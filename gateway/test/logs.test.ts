@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import WebSocket from 'ws';
+import { attachWebSockets } from '../src/features/logs/logs.socket.js';
+import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// The worker logs of spec 4.4/4.5, end to end: the gateway with its embedded
+// operator runs the scripted fixture worker as a child process (it prints a
+// JSON line at each step); GET /connectors/{id}/logs and the WebSocket streams
+// are read by a real HTTP client and a real WebSocket client on a listening server.
+const FIXTURE = resolve(import.meta.dirname, '../../operator/test/fixtures/scripted-worker.mjs');
+const scriptsFile = join(mkdtempSync(join(tmpdir(), 'sluice-scripts-')), 'scripts.json');
+const scripts: Record<string, string> = {};
+function script(connectorId: string, behaviour: string): void {
+  scripts[connectorId] = behaviour;
+  writeFileSync(scriptsFile, JSON.stringify(scripts));
+}
+
+interface Frame {
+  side?: 'source' | 'target';
+  line: string;
+}
+
+/** A WebSocket client that keeps every message and how the socket ended. */
+class Client {
+  readonly frames: Frame[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly opened: Promise<void>;
+  readonly ws: WebSocket;
+
+  constructor(url: string, protocols: string[]) {
+    // ws 7 sends the subprotocols as given, so the spec's `Bearer <token>` (with its space) goes out raw.
+    this.ws = new WebSocket(url, protocols);
+    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data)) as Frame));
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', reject);
+    });
+    this.closed = new Promise((resolve) =>
+      this.ws.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+  }
+
+  /** Waits until a message satisfies `test`; returns it. */
+  async until(test: (f: Frame) => boolean, ms = 15_000): Promise<Frame> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      const hit = this.frames.find(test);
+      if (hit) return hit;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no such message; got ${JSON.stringify(this.frames)}`);
+  }
+}
+
+describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec 4.4, 4.5)', () => {
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let server: Server;
+  let sockets: { close(): void };
+  let base: string;
+  let pipelineId: string;
+  let source: string;
+  let target: string;
+  const clients: Client[] = [];
+  const open = (path: string, protocols: string[]) => {
+    const c = new Client(`${base}${path}`, protocols);
+    clients.push(c);
+    return c;
+  };
+  const spec = (token: string) => ['Authorization', `Bearer ${token}`];
+
+  async function until(path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) {
+    const deadline = Date.now() + ms;
+    let body: Record<string, unknown> = {};
+    while (Date.now() < deadline) {
+      body = (await gw.http.get(path).set(t.owner.auth)).body as Record<string, unknown>;
+      if (test(body)) return body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${path} stayed ${JSON.stringify(body)}`);
+  }
+  const live = (path: string) => until(path, (b) => (b.state ?? b.status) === 'live');
+
+  beforeAll(async () => {
+    process.env.SLUICE_TEST_WORKER_SCRIPTS = scriptsFile;
+    script('none', 'ready');
+    gw = await startTestGateway('pglite', {
+      SLUICE_EMBEDDED_OPERATOR: 'true',
+      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, FIXTURE]),
+    });
+    t = await setupTeam(gw, 'logs');
+    server = createServer(gw.app);
+    sockets = attachWebSockets(gw.app, server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    base = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api`;
+
+    const res = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: 'logged',
+        team_id: t.teamId,
+        source_name: 'logged-src',
+        source_type: 'KAFKA_SOURCE',
+        source_config: configs.kafkaSource('logged-topic'),
+        target_name: 'logged-dst',
+        target_type: 'KAFKA_TARGET',
+        target_config: { bootstrap_server: 'kafka:9092' },
+      });
+    expect(res.status).toBe(201);
+    pipelineId = res.body.id as string;
+    const p = (await gw.http.get(`/api/pipelines/${pipelineId}`).set(t.owner.auth)).body;
+    source = p.source_connector_id as string;
+    target = p.target_connector_id as string;
+    script(source, 'ready');
+    script(target, 'ready');
+    expect((await gw.http.post(`/api/pipelines/${pipelineId}/start`).set(t.owner.auth)).status).toBe(202);
+    await live(`/api/pipelines/${pipelineId}`);
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.ws.terminate();
+    sockets.close();
+    await new Promise<void>((r) => server.close(() => r()));
+    // The tokens the clients sent never reach a log line.
+    for (const u of [t.owner, t.member, t.outsider]) {
+      expect(gw.recorded().logs.find((l) => l.includes(u.token))).toBeUndefined();
+    }
+    await closeScanned(gw);
+  });
+
+  it("GET answers the worker's last lines as JSON, `tail` bounded", async () => {
+    const res = await gw.http.get(`/api/connectors/${source}/logs`).set(t.member.auth);
+    expect(res.status).toBe(200);
+    const lines = res.body.lines as string[];
+    const parsed = lines.map((l) => JSON.parse(l) as { worker: string; msg: string });
+    expect(parsed).toContainEqual({
+      worker: `${gw.ctx.config.namespace}/${source}`,
+      msg: 'started with ready',
+    });
+    expect(parsed.map((l) => l.msg)).toContain('ready');
+
+    const one = await gw.http.get(`/api/connectors/${source}/logs?tail=1`).set(t.owner.auth);
+    expect(one.body.lines).toEqual([lines[lines.length - 1]]);
+    const tooMany = await gw.http.get(`/api/connectors/${source}/logs?tail=5001`).set(t.owner.auth);
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.detail[0].loc).toEqual(['query', 'tail']);
+  });
+
+  it('GET: 403 for a non-member, 404 for an unknown connector, 401 without a token, empty when no worker runs', async () => {
+    const outsider = await gw.http.get(`/api/connectors/${source}/logs`).set(t.outsider.auth);
+    expect(outsider.status).toBe(403);
+    expect(typeof outsider.body.detail).toBe('string');
+    const unknown = await gw.http
+      .get('/api/connectors/00000000-0000-4000-8000-000000000000/logs')
+      .set(t.owner.auth);
+    expect(unknown.status).toBe(404);
+    expect((await gw.http.get(`/api/connectors/${source}/logs`)).status).toBe(401);
+
+    const idle = await gw.http
+      .post('/api/connectors/')
+      .set(t.owner.auth)
+      .send({
+        name: 'idle',
+        team_id: t.teamId,
+        connector_type: 'KAFKA_SOURCE',
+        json_configuration: configs.kafkaSource('idle-topic'),
+      });
+    const res = await gw.http.get(`/api/connectors/${idle.body.id}/logs`).set(t.owner.auth);
+    expect([res.status, res.body]).toEqual([200, { lines: [] }]);
+  });
+
+  it("a pipeline's stream with the spec's subprotocols: both workers' tail, tagged, then live across a restart", async () => {
+    const c = open(`/pipelines/${pipelineId}/logs`, spec(t.member.token));
+    await c.opened;
+    // The server chose the marker subprotocol, never the token.
+    expect(c.ws.protocol).toBe('Authorization');
+    await c.until((f) => f.side === 'source' && f.line.includes('started with ready'));
+    await c.until((f) => f.side === 'target' && f.line.includes('started with ready'));
+    const before = c.frames.length;
+
+    // Lines printed after the client connected: pausing stops both workers (each logs it) ...
+    expect((await gw.http.post(`/api/pipelines/${pipelineId}/pause`).set(t.owner.auth)).status).toBe(202);
+    await c.until((f) => f.side === 'source' && f.line.includes('"stopping"'));
+    await c.until((f) => f.side === 'target' && f.line.includes('"stopping"'));
+    await until(`/api/pipelines/${pipelineId}`, (b) => b.state === 'paused');
+    // ... and the workers of the resumed pipeline are new runs: the same stream goes on with them.
+    expect((await gw.http.post(`/api/pipelines/${pipelineId}/start`).set(t.owner.auth)).status).toBe(202);
+    await live(`/api/pipelines/${pipelineId}`);
+    for (const side of ['source', 'target'] as const) {
+      const after = () =>
+        c.frames
+          .slice(before)
+          .filter((f) => f.side === side)
+          .map((f) => f.line);
+      await c.until(() => after().some((l) => l.includes('started with ready')));
+      // Each line once: the restart did not replay the earlier run.
+      expect(after().filter((l) => l.includes('"stopping"'))).toHaveLength(1);
+    }
+    c.ws.close();
+    expect((await c.closed).code).toBe(1005);
+  });
+
+  it("a connector's stream: the browser-safe `bearer.<token>` form, untagged lines, a line printed later", async () => {
+    const c = open(`/connectors/${target}/logs?tail=1`, ['Authorization', `bearer.${t.owner.token}`]);
+    await c.opened;
+    expect(c.ws.protocol).toBe('Authorization');
+    const first = await c.until(() => true);
+    expect(first.side).toBeUndefined();
+    expect(JSON.parse(first.line)).toMatchObject({ worker: `${gw.ctx.config.namespace}/${target}` });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.frames).toHaveLength(1); // tail=1
+    expect((await gw.http.post(`/api/connectors/${target}/stop`).set(t.owner.auth)).status).toBe(202);
+    await c.until((f) => f.line.includes('"stopping"'));
+    c.ws.close(1000);
+    expect((await c.closed).code).toBe(1000);
+  });
+
+  it('a wrong or missing token, a non-member, an unknown id: closed with 1008 (policy violation)', async () => {
+    const cases = [
+      [`/pipelines/${pipelineId}/logs`, spec('not-a-token'), 'Unauthorized'],
+      [`/pipelines/${pipelineId}/logs`, spec(`${t.owner.token}x`), 'Unauthorized'],
+      [`/connectors/${source}/logs`, ['Authorization'], 'Unauthorized'],
+      [`/pipelines/${pipelineId}/logs`, spec(t.outsider.token), 'You are not a member of this team'],
+      [`/connectors/${source}/logs`, spec(t.stranger.token), 'You are not a member of this team'],
+      ['/pipelines/00000000-0000-4000-8000-000000000000/logs', spec(t.owner.token), 'Pipeline not found'],
+      [`/connectors/${source}/nothing`, spec(t.owner.token), 'No such stream'],
+    ] as const;
+    for (const [path, protocols, reason] of cases) {
+      const c = open(path, [...protocols]);
+      const closed = await c.closed;
+      expect([path, closed]).toEqual([path, { code: 1008, reason }]);
+      expect(c.frames).toEqual([]);
+    }
+  });
+});
