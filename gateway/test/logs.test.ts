@@ -1,24 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { attachWebSockets } from '../src/features/logs/logs.socket.js';
 import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import type { TestGateway } from './harness.js';
+import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
 // The worker logs of spec 4.4/4.5, end to end: the gateway with its embedded
 // operator runs the scripted fixture worker as a child process (it prints a
 // JSON line at each step); GET /connectors/{id}/logs and the WebSocket streams
 // are read by a real HTTP client and a real WebSocket client on a listening server.
-const FIXTURE = resolve(import.meta.dirname, '../../operator/test/fixtures/scripted-worker.mjs');
-const scriptsFile = join(mkdtempSync(join(tmpdir(), 'sluice-scripts-')), 'scripts.json');
-const scripts: Record<string, string> = {};
-function script(connectorId: string, behaviour: string): void {
-  scripts[connectorId] = behaviour;
-  writeFileSync(scriptsFile, JSON.stringify(scripts));
-}
 
 interface Frame {
   side?: 'source' | 'target';
@@ -60,6 +51,7 @@ class Client {
 describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec 4.4, 4.5)', () => {
   let gw: TestGateway;
   let t: TeamSetup;
+  let script: ScriptedGateway['script'];
   let server: Server;
   let sockets: { close(): void };
   let base: string;
@@ -74,25 +66,12 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
   };
   const spec = (token: string) => ['Authorization', `Bearer ${token}`];
 
-  async function until(path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) {
-    const deadline = Date.now() + ms;
-    let body: Record<string, unknown> = {};
-    while (Date.now() < deadline) {
-      body = (await gw.http.get(path).set(t.owner.auth)).body as Record<string, unknown>;
-      if (test(body)) return body;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${path} stayed ${JSON.stringify(body)}`);
-  }
+  const until = (path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) =>
+    untilBody(gw, t.owner.auth, path, test, ms);
   const live = (path: string) => until(path, (b) => (b.state ?? b.status) === 'live');
 
   beforeAll(async () => {
-    process.env.SLUICE_TEST_WORKER_SCRIPTS = scriptsFile;
-    script('none', 'ready');
-    gw = await startTestGateway('pglite', {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, FIXTURE]),
-    });
+    ({ gw, script } = await startScriptedGateway());
     t = await setupTeam(gw, 'logs');
     server = createServer(gw.app);
     sockets = attachWebSockets(gw.app, server);

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import type { TestGateway } from './harness.js';
+import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
 // The state machines of spec 3.1 and 3.2 driven for real: the gateway with
 // its embedded operator, workers as child processes (the process runtime).
@@ -11,39 +9,20 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // contract (config file, /readyz, termination message), since the engines
 // that move data come with the data plane; each connector's behaviour is
 // set through the SLUICE_TEST_WORKER_SCRIPTS file.
-const FIXTURE = resolve(import.meta.dirname, '../../operator/test/fixtures/scripted-worker.mjs');
-const scriptsFile = join(mkdtempSync(join(tmpdir(), 'sluice-scripts-')), 'scripts.json');
-const scripts: Record<string, string> = {};
-function script(connectorId: string, behaviour: string): void {
-  scripts[connectorId] = behaviour;
-  writeFileSync(scriptsFile, JSON.stringify(scripts));
-}
 
 describe('the embedded operator drives pipelines and connectors (spec 3.1, 3.2)', () => {
   let gw: TestGateway;
   let t: TeamSetup;
+  let script: ScriptedGateway['script'];
   beforeAll(async () => {
-    process.env.SLUICE_TEST_WORKER_SCRIPTS = scriptsFile;
-    script('none', 'ready');
-    gw = await startTestGateway('pglite', {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, FIXTURE]),
-    });
+    ({ gw, script } = await startScriptedGateway());
     t = await setupTeam(gw, 'operator');
   });
   afterAll(() => closeScanned(gw));
 
   const get = (path: string) => gw.http.get(path).set(t.owner.auth);
-  async function until(path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) {
-    const deadline = Date.now() + ms;
-    let body: Record<string, unknown> = {};
-    while (Date.now() < deadline) {
-      body = (await get(path)).body as Record<string, unknown>;
-      if (test(body)) return body;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${path} stayed ${JSON.stringify(body)}`);
-  }
+  const until = (path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) =>
+    untilBody(gw, t.owner.auth, path, test, ms);
   // Pipelines carry `state`, connectors `status` (spec 2.6, 2.7).
   const stateOf = (path: string, state: string) => until(path, (b) => (b.state ?? b.status) === state);
 
