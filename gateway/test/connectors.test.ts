@@ -218,6 +218,28 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     expect(ok.body.json_configuration.password).toEqual(ref('dwh-creds', 'password'));
   });
 
+  it("refuses a reference to another object's managed secret (its worker would receive that object's values)", async () => {
+    const other = await post({
+      name: `victim-${Math.random().toString(36).slice(2, 7)}`,
+      connector_type: 'POSTGRES_TARGET',
+      json_configuration: { ...configs.pgTarget(), password: 'victims-password' },
+      team_id: t.teamId,
+    });
+    expect(other.status).toBe(201);
+    const stolen = {
+      valueFrom: { secretKeyRef: { name: `sluice-connector-${other.body.id}`, key: 'password' } },
+    };
+    const res = await post({
+      name: `thief-${Math.random().toString(36).slice(2, 7)}`,
+      connector_type: 'POSTGRES_TARGET',
+      json_configuration: { ...configs.pgTarget(), password: stolen },
+      team_id: t.teamId,
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0].loc).toEqual(['body', 'json_configuration', 'password']);
+    expect(res.body.detail[0].msg).toContain('managed by Sluice for another object');
+  });
+
   it('moves through start and stop by the table of spec 3.2', async () => {
     const c = await createConnector(
       gw,

@@ -1,4 +1,10 @@
-import { isSecretRef, MANAGED_SECRET_LABEL, type ClusterObject, type SluiceKind } from '@sluice/shared';
+import {
+  isSecretRef,
+  MANAGED_SECRET_LABEL,
+  MANAGED_SECRET_PREFIX,
+  type ClusterObject,
+  type SluiceKind,
+} from '@sluice/shared';
 import type { GatewayContext } from '../context.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { Step } from './store.js';
@@ -22,6 +28,16 @@ export async function missingReferences(
     if (!isSecretRef(value)) continue;
     const { name, key } = value.valueFrom.secretKeyRef;
     if (name === ownSecret) continue;
+    if (name.startsWith(MANAGED_SECRET_PREFIX)) {
+      // Another object's managed Secret holds another object's (maybe another
+      // team's) values: a worker would receive them. Only the own one counts.
+      issues.push({
+        loc,
+        msg: `Secret "${name}" is managed by Sluice for another object; reference a Secret of your own`,
+        type: 'value_error',
+      });
+      continue;
+    }
     const secret = await ctx.secretStore.get(ctx.config.namespace, name);
     if (!secret)
       issues.push({
