@@ -16,3 +16,5 @@ export const WORKER_MAIN = fileURLToPath(new URL('./worker/main.js', import.meta
 // Connection helpers of the workers, reused by the gateway's pre-flight checks (spec 4.5).
 export * from './worker/kafka/connection.js';
 export * from './worker/postgres-connection.js';
+// The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
+export { cdcNames, dropPostgresCdc, type PostgresSourceSettings } from './worker/sources/postgres-cdc.js';

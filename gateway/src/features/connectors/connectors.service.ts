@@ -20,6 +20,7 @@ import {
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
+import { prepareCaptureRelease } from './capture-release.js';
 import { managedSecretName, missingReferences, replaceStep, secretStep } from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
@@ -299,11 +300,15 @@ export async function deleteConnector(ctx: GatewayContext, p: Principal, id: str
 
 /** Deletes a connector, its data models and its secret (idempotent: a retry finishes a half-done delete). */
 export async function deleteConnectorObjects(ctx: GatewayContext, id: string): Promise<void> {
+  const row = await repo.findConnector(ctx.db, id);
+  // Resolved now: the secret it needs is deleted below.
+  const releaseCapture = row ? await prepareCaptureRelease(ctx, row) : async () => undefined;
   for (const dmId of (await repo.datamodelIdsOf(ctx.db, [id])).get(id) ?? []) {
     await ctx.catalog.delete('DataModel', dmId);
   }
   await ctx.catalog.delete('Connector', id);
   await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('connector', id));
+  await releaseCapture();
 }
 
 /** Start/stop (spec 3.2): records the desired state and the accepted move; the operator converges. */

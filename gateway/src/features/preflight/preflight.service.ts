@@ -169,6 +169,20 @@ export async function configurationFor(
   return withConnectorDefaults(def.type, resolved);
 }
 
+/**
+ * A stored connector's configuration with its secrets resolved and defaults
+ * filled (no access check: for the gateway's own clean-up on delete).
+ */
+export async function resolvedStoredConfiguration(
+  ctx: GatewayContext,
+  def: ConnectorTypeDef,
+  id: string,
+  configuration: Config,
+): Promise<Config> {
+  const stored = { id, config: structuredClone(configuration) };
+  return withConnectorDefaults(def.type, await resolveSecretFields(ctx, def, stored.config, stored, []));
+}
+
 /** Runs a check-credentials; a failure of the system checked is `{ok: false}`. */
 export async function checkCredentials(
   ctx: GatewayContext,

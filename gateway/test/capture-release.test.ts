@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { cdcNames } from '@sluice/operator';
+import {
+  createScratchDatabase,
+  describeWithPostgres,
+  type ScratchDatabase,
+} from '../../shared/test/postgres.js';
+import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// Deleting a PostgreSQL source through the API drops its replication slot on
+// the source database (a slot nobody reads keeps WAL for ever); a source that
+// cannot be reached does not block the delete.
+
+describeWithPostgres('deleting a PostgreSQL source releases its replication slot', () => {
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let source: ScratchDatabase;
+
+  beforeAll(async () => {
+    source = await createScratchDatabase('release');
+    await source.client.query('create table public.orders (id int primary key)');
+    gw = await startTestGateway('pglite', { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });
+    t = await setupTeam(gw, 'release');
+  });
+  afterAll(async () => {
+    await closeScanned(gw);
+    await source.drop();
+  });
+
+  const create = (name: string, host: string) =>
+    gw.http
+      .post('/api/connectors/')
+      .set(t.owner.auth)
+      .send({
+        name,
+        connector_type: 'POSTGRES_SOURCE',
+        team_id: t.teamId,
+        json_configuration: { ...source.settings, host, whitelist: ['public.orders'] },
+      });
+  const slots = async () =>
+    (await source.client.query<{ slot_name: string }>('select slot_name from pg_replication_slots')).rows.map(
+      (r) => r.slot_name,
+    );
+
+  it('drops the slot of the deleted connector and only that one', async () => {
+    const mine = await create('orders-cdc', source.settings.host);
+    const other = await create('other-cdc', source.settings.host);
+    expect([mine.status, other.status]).toEqual([201, 201]);
+    // The slots the capture would hold (created here: no worker runs in this test).
+    for (const id of [mine.body.id as string, other.body.id as string]) {
+      await source.client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [
+        cdcNames(id).slot,
+      ]);
+    }
+    const del = await gw.http.delete(`/api/connectors/${mine.body.id as string}`).set(t.owner.auth);
+    expect(del.status).toBe(204);
+    expect(await slots()).not.toContain(cdcNames(mine.body.id as string).slot);
+    expect(await slots()).toContain(cdcNames(other.body.id as string).slot);
+    await source.client.query('select pg_drop_replication_slot($1)', [
+      cdcNames(other.body.id as string).slot,
+    ]);
+  });
+
+  it('still deletes a connector whose source cannot be reached', async () => {
+    const gone = await create('unreachable-cdc', '169.254.169.254');
+    expect(gone.status).toBe(201);
+    const del = await gw.http.delete(`/api/connectors/${gone.body.id as string}`).set(t.owner.auth);
+    expect(del.status).toBe(204);
+    expect((await gw.http.get(`/api/connectors/${gone.body.id as string}`).set(t.owner.auth)).status).toBe(
+      404,
+    );
+  });
+});
