@@ -18,6 +18,15 @@ export { managedSecretName } from '@sluice/shared';
  * no secret or no key: a worker could not start with them. References to the
  * object's own managed secret are ours and skipped.
  */
+/**
+ * Another object's managed Secret: it holds that object's (maybe another
+ * team's) values, so no configuration may reference it — a worker or a
+ * pre-flight check would receive them. `ownSecret`: the object's own one.
+ */
+export function isForeignManagedSecret(name: string, ownSecret: string | undefined): boolean {
+  return name.startsWith(MANAGED_SECRET_PREFIX) && name !== ownSecret;
+}
+
 export async function missingReferences(
   ctx: GatewayContext,
   values: { loc: (string | number)[]; value: unknown }[],
@@ -28,9 +37,7 @@ export async function missingReferences(
     if (!isSecretRef(value)) continue;
     const { name, key } = value.valueFrom.secretKeyRef;
     if (name === ownSecret) continue;
-    if (name.startsWith(MANAGED_SECRET_PREFIX)) {
-      // Another object's managed Secret holds another object's (maybe another
-      // team's) values: a worker would receive them. Only the own one counts.
+    if (isForeignManagedSecret(name, ownSecret)) {
       issues.push({
         loc,
         msg: `Secret "${name}" is managed by Sluice for another object; reference a Secret of your own`,

@@ -13,6 +13,7 @@ import {
 } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
+import { isForeignManagedSecret } from '../../catalog/secrets.js';
 import { badRequest, HttpError, invalid, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
@@ -121,8 +122,7 @@ async function resolveSecretFields(
       continue;
     }
     const ref = value.valueFrom.secretKeyRef;
-    // Managed secrets hold other objects' inline values: only the connector's own may be used.
-    if (ref.name.startsWith('sluice-') && ref.name !== ownSecret) {
+    if (isForeignManagedSecret(ref.name, ownSecret)) {
       issues.push({
         loc: [...loc, field],
         msg: `Secret "${ref.name}" is managed by Sluice for another object and cannot be referenced`,
