@@ -68,6 +68,8 @@ running() {
 # TERM (a clean shutdown takes about a second), KILL whatever still runs 10 s
 # later (the data is thrown away), and reap.
 stop() {
+  # A restart (scripts/kafka/restart-broker.sh) leaves the new JVM's pid here.
+  [ -s "$dir/broker.pid" ] && kafka_pid=$(<"$dir/broker.pid")
   [ -n "$kafka_pid" ] || return 0
   kill "$kafka_pid" 2>/dev/null || true
   for _ in $(seq 100); do
@@ -80,6 +82,7 @@ stop() {
   fi
   wait "$kafka_pid" 2>/dev/null || true
   kafka_pid=""
+  rm -f "$dir/broker.pid"
 }
 cleanup() {
   stop
@@ -200,8 +203,20 @@ cluster_id=$(openssl rand 16 | base64 | tr '+/' '-_' | tr -d '=')
   --add-scram "SCRAM-SHA-512=[name=$user,password=$password]" >"$dir/format.log" 2>&1 ||
   fail "formatting the storage failed"
 
-"${java_cmd[@]}" "${broker_opts[@]}" kafka.Kafka "$dir/server.properties" >"$dir/server.log" 2>&1 &
+# The broker's command line is kept as a script beside its data, so that
+# scripts/kafka/restart-broker.sh can stop and start the same broker (same
+# ports, same log) in the middle of a test; the pid file names the JVM.
+{
+  echo '#!/usr/bin/env bash'
+  printf 'exec'
+  printf ' %q' "${java_cmd[@]}" "${broker_opts[@]}" kafka.Kafka "$dir/server.properties"
+  printf ' >>%q 2>&1\n' "$dir/server.log"
+} >"$dir/start-broker.sh"
+chmod +x "$dir/start-broker.sh"
+echo "127.0.0.1:$port" >"$dir/broker.address"
+"$dir/start-broker.sh" &
 kafka_pid=$!
+echo "$kafka_pid" >"$dir/broker.pid"
 
 timeout=${SLUICE_KAFKA_START_TIMEOUT:-90}
 deadline=$((SECONDS + timeout))
@@ -221,6 +236,7 @@ export SLUICE_TEST_KAFKA_SASL_SSL_BROKERS="127.0.0.1:$sasl_ssl_port"
 export SLUICE_TEST_KAFKA_SASL_USERNAME="$user"
 export SLUICE_TEST_KAFKA_SASL_PASSWORD="$password"
 export SLUICE_TEST_KAFKA_CA_FILE="$pki/ca.crt"
+export SLUICE_TEST_KAFKA_DIR="$dir" # for scripts/kafka/restart-broker.sh
 
 # The command runs as a child (stdin kept) so that a TERM or INT sent to this
 # script reaches it at once and the broker is stopped after it: bash would

@@ -80,3 +80,60 @@ export function describeWithKafka(name: string, fn: () => void): void {
     describe.skip(`${name} (${SKIP_REASON})`, fn);
   }
 }
+
+/** A broker of a test's own (see startPrivateKafka). */
+export interface PrivateKafka {
+  brokers: string[];
+  /** Stops the broker cleanly and starts it again on the same port with the same data. */
+  restart(secondsDown?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a second, throw-away broker through scripts/with-kafka.sh, for a test
+ * that must disturb its broker (restart it) without disturbing the other
+ * tests' one. The wrapper runs a Node child that reports the broker and holds
+ * it until its stdin closes.
+ */
+export async function startPrivateKafka(): Promise<PrivateKafka> {
+  const { spawn, execFile } = await import('node:child_process');
+  const { resolve } = await import('node:path');
+  const root = resolve(import.meta.dirname, '../..');
+  const env = { ...process.env };
+  delete env.SLUICE_TEST_KAFKA_BROKERS;
+  const hold =
+    'console.log(JSON.stringify({ b: process.env.SLUICE_TEST_KAFKA_BROKERS, d: process.env.SLUICE_TEST_KAFKA_DIR }));' +
+    'process.stdin.resume(); process.stdin.on("end", () => process.exit(0));';
+  const child = spawn(resolve(root, 'scripts/with-kafka.sh'), [process.execPath, '-e', hold], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const info = await new Promise<{ b: string; d: string }>((res, rej) => {
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) res(JSON.parse(line));
+    });
+    void exited.then(() => rej(new Error(`scripts/with-kafka.sh ended: ${err.slice(-2000)}`)));
+  });
+  return {
+    brokers: [info.b],
+    restart: (secondsDown = 0) =>
+      new Promise<void>((res, rej) =>
+        execFile(
+          resolve(root, 'scripts/kafka/restart-broker.sh'),
+          [info.d, String(secondsDown)],
+          { env },
+          (e, _out, stderr) => (e ? rej(new Error(`restart-broker: ${stderr}`)) : res()),
+        ),
+      ),
+    close: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
