@@ -44,6 +44,12 @@ kube:
 kafka:
 	scripts/kafka/ensure-jars.sh
 
+# A throw-away Kafka broker and PostgreSQL server on 127.0.0.1 until Ctrl-C,
+# for the README's first pipeline; addresses in .sluice/sandbox.env.
+.PHONY: sandbox
+sandbox: install
+	scripts/sandbox.sh
+
 lint: install
 	npm run check:static
 
