@@ -209,6 +209,39 @@ async function round(namespace, count, sent, arrived) {
   };
 }
 
+/**
+ * The steady state at this size: with the round's objects in place and the
+ * operator idle, `count` new pipelines created one every `everyMs` (a busy
+ * team's pace, not a bulk load), each timed from its create to its status.
+ * The bulk round above measures how fast a backlog drains; this measures what
+ * a user creating one object waits for in a cluster that holds that many.
+ */
+async function steady(namespace, sent, arrived, count = 100, everyMs = 100) {
+  const names = Array.from({ length: count }, () => randomUUID());
+  const creates = [];
+  for (const name of names) {
+    sent.set(name, performance.now());
+    creates.push(
+      custom.createNamespacedCustomObject({
+        group: 'sluice.dev',
+        version: 'v1alpha1',
+        namespace,
+        plural: 'pipelines',
+        body: pipeline(namespace, name),
+      }),
+    );
+    await sleep(everyMs);
+  }
+  await Promise.all(creates);
+  const deadline = Date.now() + 60_000;
+  while (names.some((n) => !arrived.has(n))) {
+    if (Date.now() > deadline) throw new Error('steady: statuses did not arrive within a minute');
+    await sleep(20);
+  }
+  const latencies = names.map((n) => arrived.get(n) - sent.get(n)).sort((a, b) => a - b);
+  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies[latencies.length - 1] };
+}
+
 async function main() {
   await installCrds();
   const namespace = `bench-${randomUUID().slice(0, 8)}`;
@@ -224,15 +257,20 @@ async function main() {
     console.log(
       `operator baseline RSS ${(baseline / 2 ** 20).toFixed(1)} MiB (caches synced, no objects; every RSS after a full GC)`,
     );
-    console.log('objects | creates/s | create→status p50 | p99 | max | all statuses | RSS | per object');
+    console.log(
+      'objects | bulk: creates/s | create→status p50 | p99 | max | all statuses | steady (+100 at 10/s): p50 | p99 | max | RSS | per object',
+    );
     let total = 0;
     for (const target of COUNTS) {
       const r = await round(namespace, target - total, sent, arrived);
       total = target;
       await sleep(3000); // idle: let the operator finish its Events and settle
       const after = await retained(operator);
+      const s = await steady(namespace, sent, arrived);
+      total += 100;
+      await sleep(3000);
       console.log(
-        `${String(total).padStart(7)} | ${r.createPerS.toFixed(0).padStart(9)} | ${r.p50.toFixed(0).padStart(14)} ms | ${r.p99.toFixed(0)} ms | ${r.max.toFixed(0)} ms | ${r.allStatusesS.toFixed(1)} s | ${(after / 2 ** 20).toFixed(1)} MiB | ${((after - baseline) / total / 1024).toFixed(2)} KiB`,
+        `${String(total - 100).padStart(7)} | ${r.createPerS.toFixed(0).padStart(9)} | ${r.p50.toFixed(0).padStart(14)} ms | ${r.p99.toFixed(0)} ms | ${r.max.toFixed(0)} ms | ${r.allStatusesS.toFixed(1)} s | ${s.p50.toFixed(0)} ms | ${s.p99.toFixed(0)} ms | ${s.max.toFixed(0)} ms | ${(after / 2 ** 20).toFixed(1)} MiB | ${((after - baseline) / (total - 100) / 1024).toFixed(2)} KiB`,
       );
     }
   } finally {
