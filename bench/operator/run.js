@@ -239,7 +239,11 @@ async function steady(namespace, sent, arrived, count = 100, everyMs = 100) {
     await sleep(20);
   }
   const latencies = names.map((n) => arrived.get(n) - sent.get(n)).sort((a, b) => a - b);
-  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies[latencies.length - 1] };
+  return {
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies[latencies.length - 1],
+  };
 }
 
 async function main() {
