@@ -29,10 +29,12 @@ run: build
 # server (kube-apiserver + etcd built from Go modules and cached in
 # ~/.cache/sluice/kube; docs/testing-kubernetes.md), and against a real Apache
 # Kafka broker (KRaft, jars from Maven Central cached in ~/.cache/sluice/kafka;
-# docs/testing-kafka.md), never skipping their tests.
+# docs/testing-kafka.md), and against a real MariaDB server (Debian's package;
+# scripts/with-mariadb.sh), never skipping their tests.
 test: build
 	npm run check:static
-	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 scripts/with-postgres.sh scripts/with-kube.sh scripts/with-kafka.sh npm test
+	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 SLUICE_REQUIRE_MYSQL=1 scripts/with-postgres.sh scripts/with-kube.sh \
+	  scripts/with-kafka.sh scripts/with-mariadb.sh npm test
 
 # Builds (once per machine) the kube-apiserver and etcd that `make test` runs.
 .PHONY: kube

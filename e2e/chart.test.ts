@@ -187,7 +187,8 @@ function permissions(docs: K8sObject[], serviceAccount: string): string[] {
   return [...out].sort();
 }
 
-const gatewayHome = (ns: string) => [
+/** The gateway's hold on the kinds of a namespace it mirrors: it reads them, and writes them by id. */
+const gatewayKinds = (ns: string) => [
   ...grants(ns, 'sluice.dev', KINDS, ALL),
   ...grants(
     ns,
@@ -195,7 +196,14 @@ const gatewayHome = (ns: string) => [
     KINDS.map((k) => `${k}/status`),
     ['get', 'update', 'patch'],
   ),
+];
+/** And in the release namespace: Secrets, and the workers read only (it serves their logs). */
+const gatewayHome = (ns: string) => [
+  ...gatewayKinds(ns),
   ...grants(ns, '', ['secrets'], ALL),
+  ...grants(ns, 'apps', ['deployments'], READ),
+  ...grants(ns, '', ['pods'], READ),
+  ...grants(ns, '', ['pods/log'], ['get']),
 ];
 const operatorReconcile = (ns: string) => [
   ...grants(ns, 'sluice.dev', KINDS, ['get', 'list', 'watch', 'update', 'patch']),
@@ -533,10 +541,8 @@ describe('Helm chart charts/sluice', () => {
       expect(worker.metadata.labels['cost-center']).toBe('cdc');
     });
 
-    it('reads sluice.dev objects cluster-wide but keeps Secrets, Deployments and the Lease namespaced', () => {
-      expect(permissions(docs, 'sluice-api')).toEqual(
-        sorted([...grants('*', 'sluice.dev', KINDS, READ), ...gatewayHome(NS)]),
-      );
+    it('holds sluice.dev objects cluster-wide but keeps Secrets, Deployments and the Lease namespaced', () => {
+      expect(permissions(docs, 'sluice-api')).toEqual(sorted([...gatewayKinds('*'), ...gatewayHome(NS)]));
       expect(permissions(docs, 'acme-sluice-operator')).toEqual(
         sorted([...operatorReconcile('*'), ...operatorRuntime(NS, 'acme-sluice-leader')]),
       );
@@ -557,13 +563,9 @@ describe('Helm chart charts/sluice', () => {
       docs = await render([DEFAULT_VALUES], ['rbac.extraNamespaces={team-a,team-b}']);
     });
 
-    it('adds Roles there: the operator reconciles, the gateway reads', () => {
+    it('adds Roles there: the operator reconciles, the gateway mirrors and writes the kinds, no Secrets', () => {
       expect(permissions(docs, 'sluice-gateway')).toEqual(
-        sorted([
-          ...gatewayHome(NS),
-          ...grants('team-a', 'sluice.dev', KINDS, READ),
-          ...grants('team-b', 'sluice.dev', KINDS, READ),
-        ]),
+        sorted([...gatewayHome(NS), ...gatewayKinds('team-a'), ...gatewayKinds('team-b')]),
       );
       expect(permissions(docs, 'sluice-operator')).toEqual(
         sorted([
@@ -576,6 +578,9 @@ describe('Helm chart charts/sluice', () => {
       expect(docs.some((d) => d.kind.startsWith('Cluster'))).toBe(false);
       const op = find(docs, 'Deployment', 'sluice-operator').spec.template.spec.containers[0];
       expect(env(op, 'SLUICE_WATCH_NAMESPACES').value).toBe('sluice,team-a,team-b');
+      // The gateway's mirror follows the same namespaces.
+      const gw = find(docs, 'Deployment', 'sluice-gateway').spec.template.spec.containers[0];
+      expect(env(gw, 'SLUICE_WATCH_NAMESPACES').value).toBe('sluice,team-a,team-b');
     });
 
     it('validates with kubeconform -strict', async () => {

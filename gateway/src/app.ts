@@ -8,11 +8,13 @@ import { createAuthenticator } from './auth/authenticate.js';
 import type { GatewayContext } from './context.js';
 import { apiKeyRoutes } from './features/api-keys/api-keys.routes.js';
 import { authRoutes } from './features/auth/auth.routes.js';
+import { backfillRoutes } from './features/backfills/backfills.routes.js';
 import { connectorRoutes } from './features/connectors/connectors.routes.js';
 import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
 import { subscriptionRoutes } from './features/subscriptions/subscriptions.routes.js';
 import { pipelineRoutes } from './features/pipelines/pipelines.routes.js';
 import { preflightRoutes } from './features/preflight/preflight.routes.js';
+import { previewRoutes } from './features/preview/preview.routes.js';
 import { connectorTypeRoutes } from './features/connector-types/connector-types.routes.js';
 import { envRoutes } from './features/envs/envs.routes.js';
 import { logRoutes } from './features/logs/logs.routes.js';
@@ -47,10 +49,12 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...datamodelRoutes(ctx),
     ...subscriptionRoutes(ctx),
     ...pipelineRoutes(ctx),
+    ...previewRoutes(ctx),
     ...schemaRoutes(ctx),
     ...secretRoutes(ctx),
     ...warehouseRoutes(ctx),
     ...taskRoutes(ctx),
+    ...backfillRoutes(ctx),
   ];
 }
 

@@ -70,4 +70,14 @@ describe('loadConfig', () => {
       /SLUICE_ADMIN_PASSWORD/,
     );
   });
+
+  it('reads the watched namespaces of the mirror: the release namespace first, a list, or every one', () => {
+    const at = (v?: string) =>
+      loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_NAMESPACE: 'sluice', SLUICE_WATCH_NAMESPACES: v })
+        .watchNamespaces;
+    expect(at()).toEqual(['sluice']);
+    expect(at('team-a, team-b,sluice')).toEqual(['sluice', 'team-a', 'team-b']);
+    expect(at('*')).toBeUndefined();
+    expect(() => at('team-a,Team_B')).toThrow(/SLUICE_WATCH_NAMESPACES.*"Team_B"/);
+  });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseCidrList } from '@sluice/shared';
+import { parseCidrList, watchNamespaces } from '@sluice/shared';
 
 export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
 
@@ -35,6 +35,12 @@ export interface Config {
   workerCommand?: string[];
   /** The worker namespace: where workers run and the secrets they may reference live. */
   namespace: string;
+  /**
+   * SLUICE_WATCH_NAMESPACES (the chart sets it, as for the operator): the
+   * namespaces the mirror shows, `namespace` first; undefined: every
+   * namespace (`*`, cluster scope). Default: `namespace` alone.
+   */
+  watchNamespaces: string[] | undefined;
   logLevel: string;
   /** How long a resolved bearer token is reused without a query (0: never). */
   principalCacheMs: number;
@@ -67,6 +73,13 @@ export interface Config {
     /** Run due warehouse tasks from this process (every replica may: runs are claimed in the database). */
     enabled: boolean;
     intervalMs: number;
+  };
+  /** Monitoring figures (docs/data-plane.md, "Monitoring"). */
+  monitoring: {
+    /** How often the embedded operator reads workers' /metrics, and the gateway measures paused slots. */
+    intervalMs: number;
+    /** Retained WAL of a replication slot past which a connector and its pipelines are Degraded. */
+    slotWalDegradedBytes: number;
   };
 }
 
@@ -127,10 +140,13 @@ function workerCommand(env: Env): string[] | undefined {
   return argv as string[];
 }
 
+/** A Kubernetes namespace name: a DNS-1123 label. */
+const isNamespaceName = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
+
 /** SLUICE_NAMESPACE: a Kubernetes namespace name (DNS-1123 label). */
 function namespace(env: Env): string {
   const raw = env.SLUICE_NAMESPACE || 'sluice';
-  if (raw.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(raw)) {
+  if (!isNamespaceName(raw)) {
     throw new ConfigError(`SLUICE_NAMESPACE must be a DNS-1123 label, got "${raw}"`);
   }
   return raw;
@@ -145,6 +161,16 @@ function cidrs(env: Env, key: string): string[] | undefined {
   } catch (err) {
     throw new ConfigError(`${key}: ${(err as Error).message}`);
   }
+}
+
+/** SLUICE_WATCH_NAMESPACES: `*` or DNS-1123 labels, comma-separated (shared/src/cluster/watch-namespaces.ts). */
+function watched(env: Env, home: string): string[] | undefined {
+  const list = watchNamespaces(env.SLUICE_WATCH_NAMESPACES, home);
+  const bad = list?.find((ns) => !isNamespaceName(ns));
+  if (bad !== undefined) {
+    throw new ConfigError(`SLUICE_WATCH_NAMESPACES must be * or namespace names, got "${bad}"`);
+  }
+  return list;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -187,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     embeddedOperator: bool(env, 'SLUICE_EMBEDDED_OPERATOR', cluster === 'embedded'),
     workerCommand: workerCommand(env),
     namespace: namespace(env),
+    watchNamespaces: watched(env, namespace(env)),
     logLevel: env.LOG_LEVEL || 'info',
     principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),
@@ -208,6 +235,10 @@ export function loadConfig(env: Env = process.env): Config {
     scheduler: {
       enabled: bool(env, 'SLUICE_SCHEDULER', true),
       intervalMs: int(env, 'SLUICE_SCHEDULER_INTERVAL_MS', 10_000, 100),
+    },
+    monitoring: {
+      intervalMs: int(env, 'SLUICE_MONITORING_INTERVAL_MS', 15_000, 100),
+      slotWalDegradedBytes: int(env, 'SLUICE_SLOT_WAL_DEGRADED_BYTES', 1024 ** 3),
     },
   };
 }

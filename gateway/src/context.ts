@@ -3,7 +3,7 @@ import type {
   OutboundHttpOptions,
   SecretBox,
   SecretStorePort,
-  WorkerRuntimePort,
+  WorkerReaderPort,
 } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
@@ -38,9 +38,10 @@ export interface GatewayContext {
   /** How warehouse hosts are called: the outbound-address policy, trusted CAs, deadlines. */
   warehouseHttp: OutboundHttpOptions;
   /**
-   * The worker runtime, read only here (worker logs, features/logs): the
-   * embedded operator's process runtime; absent when this gateway reaches no
-   * runtime (then log reads are empty).
+   * The workers, read only (worker logs, features/logs): the embedded
+   * operator's process runtime, or on Kubernetes the worker Deployments and
+   * pods of the worker namespace; absent when this gateway reaches neither
+   * (then log reads are empty).
    */
-  workers?: WorkerRuntimePort;
+  workers?: WorkerReaderPort;
 }

@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { join } from 'node:path';
-import { Controller, LogEventRecorder, ProcessRuntime, WORKER_MAIN } from '@sluice/operator';
+import {
+  Controller,
+  DeploymentWorkers,
+  LogEventRecorder,
+  ProcessRuntime,
+  WORKER_MAIN,
+} from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   EmbeddedCluster,
@@ -27,6 +33,8 @@ import { createMailer } from './mail/mailer.js';
 import { MirrorSync } from './mirror/sync.js';
 import { warehouseHttpOptions } from './features/warehouses/engine.js';
 import { TaskScheduler } from './features/warehouses/scheduler.js';
+import { SlotMonitor } from './features/monitoring/slot-monitor.js';
+import { backfillRunner, stopBackfillRunner } from './features/backfills/backfills.runner.js';
 
 export interface RunningGateway {
   ctx: GatewayContext;
@@ -72,10 +80,13 @@ export async function createContext(
   // The cluster and the mirror write through the plain handle: their writes
   // do not touch people's rows, so they need not clear the principal cache.
   const kc = config.clusterAdapter === 'kubernetes' ? kubeConfig(config) : undefined;
-  const cluster = kc
-    ? new KubernetesCluster({ kubeConfig: kc, namespace: config.namespace, fieldManager: 'sluice-gateway' })
-    : new EmbeddedCluster(handle.db);
-  const mirror = new MirrorSync(handle.db, cluster, config.namespace, log);
+  const kubeCluster = (namespace: string | undefined) =>
+    new KubernetesCluster({ kubeConfig: kc!, namespace, fieldManager: 'sluice-gateway' });
+  const cluster = kc ? kubeCluster(config.namespace) : new EmbeddedCluster(handle.db);
+  // Every watched namespace; on Kubernetes one adapter each, so lists and watches stay within the Roles.
+  const mirror = new MirrorSync(handle.db, cluster, config.watchNamespaces, log, {
+    ...(kc ? { clusterFor: kubeCluster } : {}),
+  });
   const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
     config,
@@ -97,17 +108,30 @@ export async function createContext(
   await ensureAdmin(ctx);
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
-  // Worker logs (features/logs) are read from the embedded operator's runtime.
-  if (operator) ctx.workers = operator.runtime;
+  // Worker logs (features/logs) are read from the embedded operator's runtime,
+  // or on Kubernetes from the worker Deployments and pods of the worker
+  // namespace: watched and read only, the operator runs them.
+  const workerView =
+    !operator && kc ? new DeploymentWorkers({ kubeConfig: kc, namespace: config.namespace, log }) : undefined;
+  ctx.workers = operator?.runtime ?? workerView;
   // Warehouse tasks: every replica may schedule, runs are claimed in the database.
   const scheduler = config.scheduler.enabled
     ? new TaskScheduler(ctx).start(config.scheduler.intervalMs)
     : undefined;
+  // The retained WAL of paused PostgreSQL sources (features/monitoring), with the other periodic jobs.
+  const slots = config.scheduler.enabled
+    ? new SlotMonitor(ctx).start(config.monitoring.intervalMs)
+    : undefined;
+  // Backfill runs whose gateway stopped are resumed by the same schedulers' replicas.
+  if (config.scheduler.enabled) backfillRunner(ctx).start(config.scheduler.intervalMs);
   return {
     ...ctx,
     closeDb: async () => {
       await scheduler?.stop();
+      await slots?.stop();
+      await stopBackfillRunner(ctx);
       await operator?.stop();
+      await workerView?.close();
       await mirror.stop();
       await handle.close();
     },
@@ -147,6 +171,8 @@ function startEmbeddedOperator(
     namespaces: [ctx.config.namespace],
     secrets: ctx.secretStore,
     secretNamespace: ctx.config.namespace,
+    monitoringIntervalMs: ctx.config.monitoring.intervalMs,
+    slotWalDegradedBytes: ctx.config.monitoring.slotWalDegradedBytes,
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal).catch((err: unknown) => {

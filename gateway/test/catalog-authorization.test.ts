@@ -129,6 +129,12 @@ const CALLS: Call[] = [
     route: '/subscriptions/:id/start',
     path: (f) => `/subscriptions/${f.subscription}/start`,
   },
+  {
+    method: 'post',
+    route: '/subscriptions/:id/preview',
+    path: (f) => `/subscriptions/${f.subscription}/preview`,
+    body: () => ({ messages: [{ id: 1 }] }),
+  },
   { method: 'get', route: '/pipelines/', path: () => '/pipelines/' },
   { method: 'get', route: '/pipelines/count-status', path: () => '/pipelines/count-status' },
   {
@@ -178,6 +184,13 @@ const CALLS: Call[] = [
     body: (f, t) => ({ name: f.pipelineName, team_id: t.teamId, version: 1 }),
   },
   { method: 'post', route: '/pipelines/:id/start', path: (f) => `/pipelines/${f.pipeline}/start` },
+  {
+    // Sample messages: the preview maps them without reaching the source.
+    method: 'post',
+    route: '/pipelines/:id/preview',
+    path: (f) => `/pipelines/${f.pipeline}/preview`,
+    body: () => ({ messages: [{ id: 1 }] }),
+  },
   { method: 'post', route: '/pipelines/:id/pause', path: (f) => `/pipelines/${f.pipeline}/pause` },
   { method: 'get', route: '/warehouses/', path: () => '/warehouses/' },
   { method: 'get', route: '/warehouses/:id', path: (f) => `/warehouses/${f.warehouse}` },

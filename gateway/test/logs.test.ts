@@ -1,70 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import WebSocket from 'ws';
-import { attachWebSockets } from '../src/features/logs/logs.socket.js';
 import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import type { TestGateway } from './harness.js';
+import { logStreamServer, specProtocols as spec } from './log-stream-client.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
 // The worker logs of spec 4.4/4.5, end to end: the gateway with its embedded
 // operator runs the scripted fixture worker as a child process (it prints a
 // JSON line at each step); GET /connectors/{id}/logs and the WebSocket streams
-// are read by a real HTTP client and a real WebSocket client on a listening server.
-
-interface Frame {
-  side?: 'source' | 'target';
-  line: string;
-}
-
-/** A WebSocket client that keeps every message and how the socket ended. */
-class Client {
-  readonly frames: Frame[] = [];
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly opened: Promise<void>;
-  readonly ws: WebSocket;
-
-  constructor(url: string, protocols: string[]) {
-    // ws 7 sends the subprotocols as given, so the spec's `Bearer <token>` (with its space) goes out raw.
-    this.ws = new WebSocket(url, protocols);
-    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data)) as Frame));
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once('open', () => resolve());
-      this.ws.once('error', reject);
-    });
-    this.closed = new Promise((resolve) =>
-      this.ws.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
-    );
-  }
-
-  /** Waits until a message satisfies `test`; returns it. */
-  async until(test: (f: Frame) => boolean, ms = 15_000): Promise<Frame> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      const hit = this.frames.find(test);
-      if (hit) return hit;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no such message; got ${JSON.stringify(this.frames)}`);
-  }
-}
+// are read by a real HTTP client and a real WebSocket client on a listening
+// server. The same on Kubernetes: logs.kube.test.ts.
 
 describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec 4.4, 4.5)', () => {
   let gw: TestGateway;
   let t: TeamSetup;
   let script: ScriptedGateway['script'];
-  let server: Server;
-  let sockets: { close(): void };
-  let base: string;
+  let streams: Awaited<ReturnType<typeof logStreamServer>>;
+  const open = (path: string, protocols: string[]) => streams.open(path, protocols);
   let pipelineId: string;
   let source: string;
   let target: string;
-  const clients: Client[] = [];
-  const open = (path: string, protocols: string[]) => {
-    const c = new Client(`${base}${path}`, protocols);
-    clients.push(c);
-    return c;
-  };
-  const spec = (token: string) => ['Authorization', `Bearer ${token}`];
 
   const until = (path: string, test: (body: Record<string, unknown>) => boolean, ms = 20_000) =>
     untilBody(gw, t.owner.auth, path, test, ms);
@@ -73,11 +27,7 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
   beforeAll(async () => {
     ({ gw, script } = await startScriptedGateway());
     t = await setupTeam(gw, 'logs');
-    server = createServer(gw.app);
-    sockets = attachWebSockets(gw.app, server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const address = server.address();
-    base = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api`;
+    streams = await logStreamServer(gw.app);
 
     const res = await gw.http
       .post('/api/pipelines/')
@@ -104,9 +54,7 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
   });
 
   afterAll(async () => {
-    for (const c of clients) c.ws.terminate();
-    sockets.close();
-    await new Promise<void>((r) => server.close(() => r()));
+    await streams.close();
     // The tokens the clients sent never reach a log line.
     for (const u of [t.owner, t.member, t.outsider]) {
       expect(gw.recorded().logs.find((l) => l.includes(u.token))).toBeUndefined();

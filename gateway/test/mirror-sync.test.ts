@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { EmbeddedCluster, SLUICE_KINDS, type ClusterObject, type SluiceKind } from '@sluice/shared';
-import { readCursor, upsertObject } from '../src/mirror/mirror.repository.js';
+import { readCursor, tombstone, upsertObject } from '../src/mirror/mirror.repository.js';
 import { MIRROR_TABLES } from '../src/mirror/projections.js';
 import { MirrorSync, type MirrorSyncOptions } from '../src/mirror/sync.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
@@ -120,7 +120,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
   /** Stops the running sync and makes the next one (not started), as a restarted gateway would. */
   async function restart(opts?: MirrorSyncOptions) {
     await sync.stop();
-    const next = new MirrorSync(gw.ctx.db, gw.ctx.cluster, ns, log, opts);
+    const next = new MirrorSync(gw.ctx.db, gw.ctx.cluster, [ns], log, opts);
     extraSyncs.push(next);
     sync = next;
     return { next, relist: jest.spyOn(next, 'relist') };
@@ -304,6 +304,32 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
     });
   });
 
+  describe('ids across namespaces', () => {
+    it('keeps a live id for its namespace; the tombstone of one is taken over by the other namespace', async () => {
+      const holder = await gw.ctx.catalog.create(newObject('Connector', 'holder'));
+      const id = holder.metadata.name;
+      const later = String(BigInt(holder.metadata.resourceVersion!) + 100n);
+      const twin: ClusterObject = {
+        ...holder,
+        metadata: { ...holder.metadata, namespace: 'team-b', resourceVersion: later },
+        spec: { ...(holder.spec as object), name: 'twin' },
+      };
+      // A newer version of another namespace's object neither replaces nor deletes the holder.
+      await upsertObject(gw.ctx.db, twin);
+      await tombstone(gw.ctx.db, twin);
+      expect(await row('Connector', id)).toMatchObject({ namespace: ns, name: 'holder', deleted: false });
+
+      await gw.ctx.catalog.delete('Connector', id);
+      expect(await row('Connector', id)).toMatchObject({ namespace: ns, deleted: true });
+      // Versions order one object's writes: an older version of the other takes the freed id all the same.
+      await upsertObject(gw.ctx.db, { ...twin, metadata: { ...twin.metadata, resourceVersion: '1' } });
+      expect(await row('Connector', id)).toMatchObject({ namespace: 'team-b', name: 'twin', deleted: false });
+      // …and from then on its own versions order it.
+      await upsertObject(gw.ctx.db, { ...holder, spec: { ...(holder.spec as object), name: 'stale' } });
+      expect(await row('Connector', id)).toMatchObject({ namespace: 'team-b', name: 'twin' });
+    });
+  });
+
   describe('restart', () => {
     it('resumes from the stored cursor without relisting', async () => {
       await sync.settled();
@@ -311,7 +337,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       const drop = await createOutside('Connector', 'drop');
       await sync.settled();
       const { next, relist } = await restart();
-      const before = await readCursor(gw.ctx.db, 'Connector');
+      const before = await readCursor(gw.ctx.db, 'Connector', ns);
       expect(before).toBeDefined();
       // While no sync runs: a create, a modify, a status report, a delete
       // through the gateway of an object the mirror never saw, and a delete.
@@ -326,7 +352,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       await gw.ctx.cluster.delete('Connector', ns, drop.metadata.name);
       expect(await row('Connector', created.metadata.name)).toBeUndefined();
       expect(await row('Connector', keep.metadata.name)).toMatchObject({ name: 'keep', state: 'paused' });
-      expect(await readCursor(gw.ctx.db, 'Connector')).toBe(before);
+      expect(await readCursor(gw.ctx.db, 'Connector', ns)).toBe(before);
       const { resourceVersion: last } = await gw.ctx.cluster.list('Connector', ns);
 
       next.start();
@@ -344,7 +370,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       expect(await row('Connector', drop.metadata.name)).toMatchObject({ deleted: true });
       // Replaying its ADDED did not bring back the object the gateway deleted.
       expect(await row('Connector', unseen.metadata.name)).toMatchObject({ deleted: true });
-      expect(await readCursor(gw.ctx.db, 'Connector')).toBe(last);
+      expect(await readCursor(gw.ctx.db, 'Connector', ns)).toBe(last);
     });
 
     it('moves the cursor of a kind without writes, so a restart after compaction resumes', async () => {
@@ -356,7 +382,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       // Only Connectors had events: the other kinds' cursors get here by bookmarks.
       const deadline = Date.now() + 5_000;
       for (const kind of SLUICE_KINDS) {
-        while ((await readCursor(gw.ctx.db, kind)) !== last) {
+        while ((await readCursor(gw.ctx.db, kind, ns)) !== last) {
           if (Date.now() > deadline) throw new Error(`the ${kind} cursor did not follow the bookmarks`);
           await new Promise((r) => setTimeout(r, 20));
         }
@@ -378,7 +404,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       const victim = await createOutside('Pipeline', 'victim');
       await sync.settled();
       const { next, relist } = await restart();
-      const stale = BigInt((await readCursor(gw.ctx.db, 'Pipeline'))!);
+      const stale = BigInt((await readCursor(gw.ctx.db, 'Pipeline', ns))!);
       await gw.ctx.cluster.delete('Pipeline', ns, victim.metadata.name);
       for (let i = 1; i <= 5; i++) {
         await gw.ctx.cluster.patch('Pipeline', ns, survivor.metadata.name, { spec: { version: i + 1 } });
@@ -392,7 +418,7 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
 
       next.start();
       await next.settled();
-      expect(relist).toHaveBeenCalledWith('Pipeline');
+      expect(relist).toHaveBeenCalledWith('Pipeline', ns);
       expect(await row('Pipeline', victim.metadata.name)).toMatchObject({ deleted: true });
       expect(await row('Pipeline', survivor.metadata.name)).toMatchObject({
         state: 'building',
@@ -403,12 +429,28 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
         deleted: false,
       });
       const { resourceVersion } = await gw.ctx.cluster.list('Pipeline', ns);
-      expect(await readCursor(gw.ctx.db, 'Pipeline')).toBe(resourceVersion);
+      expect(await readCursor(gw.ctx.db, 'Pipeline', ns)).toBe(resourceVersion);
 
       // And it watches from there on.
       await gw.ctx.cluster.patchStatus('Pipeline', ns, survivor.metadata.name, { state: 'live' });
       await next.settled();
       expect(await row('Pipeline', survivor.metadata.name)).toMatchObject({ state: 'live' });
+    });
+
+    it('mirrors every namespace in cluster scope (SLUICE_WATCH_NAMESPACES=*), with one cursor per kind', async () => {
+      await sync.stop();
+      const all = new MirrorSync(gw.ctx.db, gw.ctx.cluster, undefined, log);
+      extraSyncs.push(all);
+      sync = all;
+      const far = await createOutside('Connector', 'far-away', { namespace: 'team-z' });
+      all.start();
+      await all.settled();
+      expect(await row('Connector', far.metadata.name)).toMatchObject({
+        namespace: 'team-z',
+        deleted: false,
+      });
+      const { resourceVersion } = await gw.ctx.cluster.list('Connector');
+      expect(await readCursor(gw.ctx.db, 'Connector', '*')).toBe(resourceVersion);
     });
   });
 });

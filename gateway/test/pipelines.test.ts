@@ -339,6 +339,11 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
       p99_ms: null,
       samples: 0,
       last_event_at: null,
+      messages_in: 0,
+      messages_out: 0,
+      errors: 0,
+      retained_wal_bytes: null,
+      retained_wal_measured_at: null,
       reported_at: null,
     });
   });

@@ -9,6 +9,7 @@ import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../sh
 import { newProducer } from '../../operator/test/kafka-helpers.js';
 import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { closeChecked, closedPort, poster, startPreflightGateway } from './preflight-fixtures.js';
 
 // Pre-flight checks (spec 4.5) against the real systems: the test broker of
 // scripts/with-kafka.sh (PLAINTEXT and SASL listeners), the PostgreSQL server
@@ -22,44 +23,7 @@ const PG_PASSWORD = `pg-preflight-s3cret-${run}`;
 const WRONG = `wrong-s3cret-${run}`;
 const WEBHOOK_TOKEN = `hook-token-s3cret-${run}`;
 
-/** A closed local port: nothing listens there. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-/** No response body and no log line of the gateway contains any of `secrets`. */
-function expectNothingLeaked(gw: TestGateway, secrets: string[]): void {
-  const { bodies, logs } = gw.recorded();
-  for (const secret of secrets.filter(Boolean)) {
-    expect(bodies.filter((b) => b.includes(secret))).toEqual([]);
-    expect(logs.filter((l) => l.includes(secret))).toEqual([]);
-  }
-}
-
-/** The leak scan, then the gateway closed either way. */
-async function closeChecked(gw: TestGateway, secrets: string[]): Promise<void> {
-  try {
-    expectNothingLeaked(gw, secrets);
-  } finally {
-    await gw.close();
-  }
-}
-
-/** `POST /api/connector-types/<prefix><path>` as `auth`. */
-const poster =
-  (gw: () => TestGateway, owner: () => TeamSetup, prefix = '') =>
-  (path: string, body: unknown, auth = owner().owner.auth) =>
-    gw()
-      .http.post(`/api/connector-types/${prefix}${path}`)
-      .set(auth)
-      .send(body as object);
-
-const startGateway = () =>
-  startTestGateway('pglite', { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });
+const startGateway = startPreflightGateway;
 
 describe('pre-flight checks: shapes, unsupported types, webhook', () => {
   let gw: TestGateway;
@@ -107,22 +71,14 @@ describe('pre-flight checks: shapes, unsupported types, webhook', () => {
   });
 
   it('answers 501 in the error shape for a type this version cannot check', async () => {
-    const oracle = await post('oracle-target/check-credentials', {
-      database: 'db',
-      user: 'u',
-      password: 'p',
-      host: 'oracle.example.com',
-      port: '1521',
-      server_name: 's',
-      server_id: '1',
+    const ibmi = await post('ibmi-source/check-credentials', {});
+    expect(ibmi.status).toBe(501);
+    expect(ibmi.body).toEqual({
+      detail: 'check-credentials of IBMI_SOURCE is not supported by this version of Sluice',
     });
-    expect(oracle.status).toBe(501);
-    expect(oracle.body).toEqual({
-      detail: 'check-credentials of ORACLE_TARGET is not supported by this version of Sluice',
-    });
-    const mysql = await post('mysql-source/list-tables', {});
-    expect(mysql.status).toBe(501);
-    expect(mysql.body.detail).toMatch(/not supported by this version of Sluice/);
+    const mssql = await post('mssql-source/list-tables', {});
+    expect(mssql.status).toBe(501);
+    expect(mssql.body.detail).toMatch(/not supported by this version of Sluice/);
   });
 
   it('needs a token', async () => {

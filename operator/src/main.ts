@@ -24,6 +24,7 @@ import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
 import { DeploymentRuntime } from './runtime/deployment-runtime.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
 import { defaultPodTemplate } from './runtime/worker-deployment.js';
+import { slotWalDegradedBytes } from './reconcile/slot-retention.js';
 
 const env = process.env;
 
@@ -60,6 +61,9 @@ async function main(): Promise<void> {
     ...(namespaces ? { namespaces } : {}),
     // SLUICE_OPERATOR_CONCURRENCY: reconciles at once (different objects).
     concurrency: Number(env.SLUICE_OPERATOR_CONCURRENCY || 8),
+    // SLUICE_MONITORING_INTERVAL_MS: how often workers' /metrics are read (docs/data-plane.md, "Monitoring").
+    monitoringIntervalMs: Number(env.SLUICE_MONITORING_INTERVAL_MS || 15_000),
+    slotWalDegradedBytes: slotWalDegradedBytes(env),
   });
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort());

@@ -143,7 +143,9 @@ describeWithKafka('KAFKA_TARGET worker (worker program, real broker)', () => {
     expect(metrics).toMatch(new RegExp(`sluice_worker_rows_written_total\\{table="${out}"\\} ${N}\\b`));
     expect(metrics).toContain(`sluice_worker_errors_total{subscription="sub-${source}",kind="not_json"} 1`);
     expect(metrics).toContain(`sluice_worker_errors_total{subscription="sub-${source}",kind="mapper"} 1`);
-    expect(metrics).toMatch(/sluice_worker_end_to_end_latency_seconds_count \d+/);
+    expect(metrics).toMatch(
+      new RegExp(`sluice_worker_end_to_end_latency_seconds_count\\{subscription="sub-${source}"\\} \\d+`),
+    );
     await stopWorker(w);
     // A clean stop, and the password never reached its output.
     expect(await w.exited).toBe(0);

@@ -29,6 +29,8 @@ export class KubeletStandIn {
   constructor(
     kc: KubeConfig,
     readonly namespace: string,
+    /** The node its pods run on (KubeletLogServer.registerNode makes one that serves their logs). */
+    readonly nodeName = 'node-1',
   ) {
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -64,7 +66,7 @@ export class KubeletStandIn {
           labels: template.metadata?.labels,
           annotations: template.metadata?.annotations,
         },
-        spec: { ...template.spec!, nodeName: 'node-1' },
+        spec: { ...template.spec!, nodeName: this.nodeName },
       },
     });
     return this.setPod(pod, state);

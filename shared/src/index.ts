@@ -20,3 +20,5 @@ export * from './util/abortable-sleep.js';
 export * from './net/index.js';
 export * from './databricks/index.js';
 export * from './schemas/warehouses.js';
+export * from './schemas/backfills.js';
+export * from './schemas/preview.js';

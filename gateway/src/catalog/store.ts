@@ -8,7 +8,14 @@ import {
 } from '@sluice/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { markDeleted, markDeleting, tombstone, upsertObject } from '../mirror/mirror.repository.js';
+import type { ValidationIssue } from '../http/errors.js';
+import {
+  markDeleted,
+  markDeleting,
+  rowNamespace,
+  tombstone,
+  upsertObject,
+} from '../mirror/mirror.repository.js';
 
 /** One step of a multi-object write, with the step that takes it back. */
 export interface Step {
@@ -22,6 +29,12 @@ export interface Step {
  * reads its own write. The watch-driven sync (mirror/sync.ts) would get there
  * too, a moment later; both writes are version-guarded, so their order does
  * not matter.
+ *
+ * Objects are addressed by id (their name, unique across the mirrored
+ * namespaces): reads and writes by id go to the namespace the mirror holds
+ * the object in (an extra watched namespace for objects applied there with
+ * kubectl), new objects to `namespace`, the release namespace, unless they
+ * belong to an existing object (docs/architecture.md, "Ids across namespaces").
  */
 export class CatalogStore {
   constructor(
@@ -31,18 +44,49 @@ export class CatalogStore {
     private readonly log: Logger,
   ) {}
 
-  /** A new object of `kind`, named by a fresh UUID (its REST identifier). */
-  object<Spec>(kind: SluiceKind, spec: Spec, labels: Record<string, string>, id = randomUUID()) {
+  /** A new object of `kind`, named by a fresh UUID (its REST identifier), in the release namespace by default. */
+  object<Spec>(
+    kind: SluiceKind,
+    spec: Spec,
+    labels: Record<string, string>,
+    id = randomUUID(),
+    namespace = this.namespace,
+  ) {
     return {
       apiVersion: CLUSTER_API_VERSION,
       kind,
-      metadata: { name: id, namespace: this.namespace, labels },
+      metadata: { name: id, namespace, labels },
       spec,
     } satisfies ClusterObject<Spec>;
   }
 
-  get<T extends ClusterObject>(kind: SluiceKind, id: string): Promise<T | undefined> {
-    return this.cluster.get<T>(kind, this.namespace, id);
+  /** Where the object `id` lives: its mirror row's namespace, else the release namespace. */
+  async namespaceOf(kind: SluiceKind, id: string): Promise<string> {
+    return (await rowNamespace(this.db, kind, id))?.namespace ?? this.namespace;
+  }
+
+  /**
+   * References stay within one namespace: the operator resolves an object's
+   * references in its own namespace. The issue to report at `loc` when the
+   * `kind` `id` (which exists) lives elsewhere than `namespace`.
+   */
+  async referenceIssue(
+    kind: SluiceKind,
+    id: string,
+    namespace: string,
+    loc: (string | number)[],
+  ): Promise<ValidationIssue | undefined> {
+    const at = await this.namespaceOf(kind, id);
+    if (at === namespace) return undefined;
+    return {
+      loc,
+      msg: `The ${kind} lives in namespace "${at}", not "${namespace}": references stay within one namespace`,
+      type: 'value_error',
+    };
+  }
+
+  async get<T extends ClusterObject>(kind: SluiceKind, id: string): Promise<T | undefined> {
+    return this.cluster.get<T>(kind, await this.namespaceOf(kind, id), id);
   }
 
   async create<T extends ClusterObject>(object: T): Promise<T> {
@@ -75,13 +119,13 @@ export class CatalogStore {
 
   /** JSON merge patch of metadata and spec. */
   async patch<T extends ClusterObject>(kind: SluiceKind, id: string, patch: unknown): Promise<T> {
-    const out = await this.cluster.patch<T>(kind, this.namespace, id, patch);
+    const out = await this.cluster.patch<T>(kind, await this.namespaceOf(kind, id), id, patch);
     await this.mirror(out);
     return out;
   }
 
   async patchStatus<T extends ClusterObject>(kind: SluiceKind, id: string, status: unknown): Promise<T> {
-    const out = await this.cluster.patchStatus<T>(kind, this.namespace, id, status);
+    const out = await this.cluster.patchStatus<T>(kind, await this.namespaceOf(kind, id), id, status);
     await this.mirror(out);
     return out;
   }
@@ -89,13 +133,14 @@ export class CatalogStore {
   /** Deletes; an object already gone is fine (a retried or compensating delete). */
   async delete(kind: SluiceKind, id: string): Promise<void> {
     // The last version before the delete: its tombstone must outrank it.
-    const before = await this.cluster.get(kind, this.namespace, id);
+    const namespace = await this.namespaceOf(kind, id);
+    const before = await this.cluster.get(kind, namespace, id);
     try {
-      await this.cluster.delete(kind, this.namespace, id);
+      await this.cluster.delete(kind, namespace, id);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
     }
-    const still = await this.cluster.get(kind, this.namespace, id);
+    const still = await this.cluster.get(kind, namespace, id);
     if (still) {
       await upsertObject(this.db, still);
       await markDeleting(this.db, kind, id);

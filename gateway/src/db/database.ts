@@ -9,6 +9,8 @@ import * as schemas from './migrations/2026-11-23-0003-schemas.js';
 import * as secrets from './migrations/2026-11-23-0004-secrets.js';
 import * as mirror from './migrations/2026-11-23-0005-mirror.js';
 import * as warehouseTasks from './migrations/2026-11-23-0006-warehouse-tasks.js';
+import * as mirrorNamespaces from './migrations/2026-11-23-0007-mirror-namespaces.js';
+import * as backfills from './migrations/2026-11-23-0008-backfills.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -27,6 +29,8 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-0004-secrets': secrets,
   '2026-11-23-0005-mirror': mirror,
   '2026-11-23-0006-warehouse-tasks': warehouseTasks,
+  '2026-11-23-0007-mirror-namespaces': mirrorNamespaces,
+  '2026-11-23-0008-backfills': backfills,
 };
 
 /**

@@ -139,6 +139,9 @@ export interface Database {
   mirror_cursors: MirrorCursorsTable;
   warehouse_tasks: WarehouseTasksTable;
   warehouse_task_runs: WarehouseTaskRunsTable;
+  backfill_runs: BackfillRunsTable;
+  backfill_items: BackfillItemsTable;
+  backfill_active_sources: BackfillActiveSourcesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -190,8 +193,10 @@ export interface MirrorPipelinesTable extends MirrorCommon {
 export interface MirrorWarehousesTable extends MirrorCommon {
   state: string;
 }
+/** Keyed by (kind, namespace); namespace `*` is a cluster-wide loop (migration 0007). */
 export interface MirrorCursorsTable {
   kind: string;
+  namespace: string;
   resource_version: ColumnType<string, string | bigint, string | bigint>;
   updated_at: DefaultTimestamp;
 }
@@ -228,3 +233,45 @@ export interface WarehouseTaskRunsTable {
 }
 export type WarehouseTaskRow = Selectable<WarehouseTasksTable>;
 export type WarehouseTaskRunRow = Selectable<WarehouseTaskRunsTable>;
+
+/** Backfill runs, their items and the sources active runs hold (migration 0008, features/backfills). */
+type Json<T> = ColumnType<T, string, string>;
+type BigCount = ColumnType<string, number | string, number | string>;
+export interface BackfillRunsTable {
+  id: Generated<string>;
+  team_id: string;
+  state: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  cancel_requested: Generated<boolean>;
+  source_connector_ids: Json<string[]>;
+  datamodel_ids: Json<string[]>;
+  target_connector_ids: Json<string[]>;
+  error: string | null;
+  created_by: string | null;
+  runner: string | null;
+  lease_until: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+export interface BackfillItemsTable {
+  run_id: string;
+  position: number;
+  source_connector_id: string;
+  datamodel_id: string;
+  datamodel_name: string;
+  target_connector_id: string;
+  subscription_id: string;
+  target_table_name: string;
+  mode: 'stream' | 'snapshot';
+  state: BackfillRunsTable['state'];
+  estimated_messages: BigCount;
+  messages_replayed: ColumnType<string, number | string | undefined, number | string>;
+  progress: Json<unknown>;
+  error: string | null;
+}
+export interface BackfillActiveSourcesTable {
+  source_connector_id: string;
+  run_id: string;
+}
+export type BackfillRunRow = Selectable<BackfillRunsTable>;
+export type BackfillItemRow = Selectable<BackfillItemsTable>;

@@ -14,7 +14,9 @@ const untyped = (db: Db) => db as unknown as Kysely<any>;
 
 /**
  * Inserts or replaces the row of `object` unless the mirror already holds a
- * newer version (or a tombstone newer than it).
+ * newer version (or a tombstone newer than it), or a live object of another
+ * namespace under the same id (the first one keeps it: docs/architecture.md,
+ * "Ids across namespaces"; the sync reports the clash).
  */
 export async function upsertObject(db: Db, object: ClusterObject, now = new Date()): Promise<void> {
   const { table, values } = project(object, now);
@@ -38,10 +40,11 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
     .insertInto(table)
     .values(values)
     .onConflict((oc) =>
-      oc
-        .column('id')
-        .doUpdateSet(updates)
-        .where(col('resource_version'), '<', sql.ref('excluded.resource_version')),
+      // Versions order the writes of one object; the tombstone of another
+      // namespace's object is no version of this one: it takes the id over.
+      oc.column('id').doUpdateSet(updates).where(sql<boolean>`(${col('namespace')} = excluded.namespace
+          and ${col('resource_version')} < excluded.resource_version)
+          or (${col('namespace')} <> excluded.namespace and ${col('deleted')})`),
     )
     .execute();
 }
@@ -77,7 +80,9 @@ export async function tombstone(
           resource_version: sql.ref('excluded.resource_version'),
           updated_at: sql.ref('excluded.updated_at'),
         })
-        .where(sql.ref(`${table}.resource_version`), '<', sql.ref('excluded.resource_version')),
+        .where(sql.ref(`${table}.resource_version`), '<', sql.ref('excluded.resource_version'))
+        // The deletion of an object whose id another namespace's object holds is not that one's.
+        .where(sql.ref(`${table}.namespace`), '=', sql.ref('excluded.namespace')),
     )
     .execute();
 }
@@ -94,38 +99,39 @@ export async function markDeleted(db: Db, kind: SluiceKind, id: string): Promise
 
 /**
  * After a relist: tombstone, at the list's version, every live row of
- * `namespace` the list did not contain, unless it was written after the list
- * was taken (a write-through that raced the list).
+ * `namespace` (undefined: of every namespace) the list did not contain,
+ * unless it was written after the list was taken (a write-through that raced
+ * the list).
  */
 export async function tombstoneMissing(
   db: Db,
   kind: SluiceKind,
-  namespace: string,
+  namespace: string | undefined,
   present: string[],
   listedAt: string,
 ): Promise<number> {
   let q = untyped(db)
     .updateTable(MIRROR_TABLES[kind])
     .set({ deleted: true, deleting: true, resource_version: listedAt, updated_at: new Date() })
-    .where('namespace', '=', namespace)
     .where('deleted', '=', false)
     .where('resource_version', '<=', listedAt);
+  if (namespace !== undefined) q = q.where('namespace', '=', namespace);
   if (present.length > 0) q = q.where('id', 'not in', present);
   const result = await q.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
-/** Where each row of `namespace` stands (MirrorSync.settled). */
+/** Where each row of `namespace` (undefined: every namespace) stands (MirrorSync.settled). */
 export async function rowVersions(
   db: Db,
   kind: SluiceKind,
-  namespace: string,
+  namespace: string | undefined,
 ): Promise<{ id: string; resourceVersion: bigint; deleted: boolean }[]> {
-  const rows = (await untyped(db)
+  let q = untyped(db)
     .selectFrom(MIRROR_TABLES[kind])
-    .select(['id', sql<string>`resource_version::text`.as('rv'), 'deleted'])
-    .where('namespace', '=', namespace)
-    .execute()) as { id: string; rv: string; deleted: boolean }[];
+    .select(['id', sql<string>`resource_version::text`.as('rv'), 'deleted']);
+  if (namespace !== undefined) q = q.where('namespace', '=', namespace);
+  const rows = (await q.execute()) as { id: string; rv: string; deleted: boolean }[];
   return rows.map((r) => ({ id: r.id, resourceVersion: BigInt(r.rv), deleted: r.deleted }));
 }
 
@@ -138,21 +144,50 @@ export async function dropTombstones(db: Db, kind: SluiceKind): Promise<void> {
     .execute();
 }
 
-export async function readCursor(db: Db, kind: SluiceKind): Promise<string | undefined> {
+/**
+ * The namespace of the object the mirror holds under `id` (a tombstone's
+ * too), or undefined: where the gateway reads and writes it.
+ */
+export async function rowNamespace(
+  db: Db,
+  kind: SluiceKind,
+  id: string,
+): Promise<{ namespace: string; deleted: boolean } | undefined> {
+  const row = (await untyped(db)
+    .selectFrom(MIRROR_TABLES[kind])
+    .select(['namespace', 'deleted'])
+    .where('id', '=', id)
+    .executeTakeFirst()) as { namespace: string; deleted: boolean } | undefined;
+  return row;
+}
+
+/** The cursor key of the loop that watches every namespace (cluster scope): no namespace is named `*`. */
+export const ALL_NAMESPACES = '*';
+
+/** Where the loop of (`kind`, `namespace`; `*`: all) stands: the resourceVersion to watch from. */
+export async function readCursor(db: Db, kind: SluiceKind, namespace: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('mirror_cursors')
     .select('resource_version')
     .where('kind', '=', kind)
+    .where('namespace', '=', namespace)
     .executeTakeFirst();
   return row ? String(row.resource_version) : undefined;
 }
 
-export async function writeCursor(db: Db, kind: SluiceKind, resourceVersion: string): Promise<void> {
+export async function writeCursor(
+  db: Db,
+  kind: SluiceKind,
+  namespace: string,
+  resourceVersion: string,
+): Promise<void> {
   await db
     .insertInto('mirror_cursors')
-    .values({ kind, resource_version: resourceVersion, updated_at: new Date() })
+    .values({ kind, namespace, resource_version: resourceVersion, updated_at: new Date() })
     .onConflict((oc) =>
-      oc.column('kind').doUpdateSet({ resource_version: resourceVersion, updated_at: new Date() }),
+      oc
+        .columns(['kind', 'namespace'])
+        .doUpdateSet({ resource_version: resourceVersion, updated_at: new Date() }),
     )
     .execute();
 }

@@ -10,7 +10,9 @@ import type {
   WorkerRuntimePort,
 } from '@sluice/shared';
 import { workerId } from '@sluice/shared';
+import { MonitoringCollector } from '../monitoring/monitoring-collector.js';
 import { planConnector, type ConnectorInput } from '../reconcile/connector.js';
+import { slotWalDegradedBytes } from '../reconcile/slot-retention.js';
 import { planPart } from '../reconcile/part.js';
 import { planPipeline } from '../reconcile/pipeline.js';
 import type { Plan } from '../reconcile/actions.js';
@@ -41,6 +43,13 @@ export interface ControllerOptions {
   concurrency?: number;
   /** Every object is reconciled again this often, whatever happened (safety net). */
   resyncMs?: number;
+  /**
+   * How often the monitoring collector reads the workers' /metrics
+   * (SLUICE_MONITORING_INTERVAL_MS, default 15 s); 0 turns it off.
+   */
+  monitoringIntervalMs?: number;
+  /** Retained WAL of a replication slot past which connector and pipelines are Degraded (SLUICE_SLOT_WAL_DEGRADED_BYTES, 1 GiB). */
+  slotWalDegradedBytes?: number;
   now?: () => string;
 }
 
@@ -59,6 +68,7 @@ export class Controller {
   private readonly queue = new WorkQueue();
   private readonly informers: Record<Kind, InformerSet>;
   private readonly now: () => string;
+  private readonly slotWalDegradedBytes: number;
   /** Who references whom, so a change finds its dependants without scanning a cache. */
   private readonly index = {
     pipelines: new RefIndex(),
@@ -68,6 +78,7 @@ export class Controller {
 
   constructor(private readonly options: ControllerOptions) {
     this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    this.slotWalDegradedBytes = options.slotWalDegradedBytes ?? slotWalDegradedBytes();
     const clusterFor = options.clusterFor ?? (() => options.cluster);
     const make = (kind: Kind) =>
       new InformerSet(
@@ -94,6 +105,7 @@ export class Controller {
     signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
     await Promise.all(Object.values(this.informers).map((i) => i.synced));
     log.info({}, 'operator caches synced; reconciling');
+    const monitoring = this.startMonitoring(signal);
     try {
       await runWorkers(this.queue, this.options.concurrency ?? 4, (key) => this.reconcile(key), {
         onError: (err, key) =>
@@ -102,8 +114,29 @@ export class Controller {
     } finally {
       clearInterval(resync);
       unsubscribe();
-      await Promise.all(informers);
+      await Promise.all([...informers, monitoring]);
     }
+  }
+
+  /** The monitoring collector over the caches, while this controller runs (the leader's). */
+  private startMonitoring(signal: AbortSignal): Promise<void> {
+    const intervalMs = this.options.monitoringIntervalMs ?? 15_000;
+    if (intervalMs <= 0) return Promise.resolve();
+    const values = <T>(kind: Kind) => [...this.informers[kind].values()] as T[];
+    return new MonitoringCollector({
+      cluster: this.options.cluster,
+      runtime: this.options.runtime,
+      log: this.options.log,
+      intervalMs,
+      slotWalDegradedBytes: this.slotWalDegradedBytes,
+      now: this.now,
+      catalog: () => ({
+        connectors: values('Connector'),
+        datamodels: values('DataModel'),
+        subscriptions: values('Subscription'),
+        pipelines: values('Pipeline'),
+      }),
+    }).run(signal);
   }
 
   /** The caches' view (tests and the operator's health endpoint). */
@@ -216,6 +249,7 @@ export class Controller {
         source: this.find('Connector', ns, p.spec.sourceConnectorId),
         target: this.find('Connector', ns, p.spec.targetConnectorId),
         subscription: this.find('Subscription', ns, p.spec.subscriptionId),
+        slotWalDegradedBytes: this.slotWalDegradedBytes,
         now: this.now(),
       });
     } else if (kind === 'DataModel') {
@@ -261,6 +295,7 @@ export class Controller {
       subscriptions,
       worker,
       ...(secretNamespace !== undefined ? { secretNamespace } : {}),
+      slotWalDegradedBytes: this.slotWalDegradedBytes,
       now: this.now(),
     };
   }

@@ -347,7 +347,7 @@ describeWithKube('CRD upgrade path: helm install, helm upgrade, kubectl apply --
     const table: Any = await custom.listNamespacedCustomObject(pipelines, AS_TABLE);
     expect(table.kind).toBe('Table');
     const columns = (table.columnDefinitions as { name: string }[]).map((c) => c.name);
-    expect(columns).toEqual(expect.arrayContaining(['Name', 'State', 'Ready', 'Age']));
+    expect(columns).toEqual(expect.arrayContaining(['Display Name', 'State', 'Ready', 'Age']));
     const row = (table.rows as { cells: unknown[]; object: Any }[]).find((r) => r.object.metadata.name === uuid(1));
     expect(row?.cells[columns.indexOf('State')]).toBe('live');
     // The first column is always metadata.name; the CRD's own columns follow.

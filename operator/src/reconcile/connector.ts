@@ -16,6 +16,7 @@ import {
   workerId,
 } from '@sluice/shared';
 import { type Action, type ObjectRef, type Plan } from './actions.js';
+import { slotRetentionCondition } from './slot-retention.js';
 import { stateStatusActions } from './state-status.js';
 
 /** What the connector reconciler sees: the object, what feeds its worker, and the worker. */
@@ -32,6 +33,8 @@ export interface ConnectorInput {
   worker: WorkerObservation | undefined;
   /** Where managed Secrets live (the worker namespace); unset: the operator leaves Secrets alone. */
   secretNamespace?: string;
+  /** Retained WAL of the replication slot past which the connector is Degraded; unset: never. */
+  slotWalDegradedBytes?: number;
   now: string;
 }
 
@@ -166,6 +169,9 @@ export function planConnector(input: ConnectorInput): Plan {
     state = 'paused';
   }
 
-  actions.push(...stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now));
+  const degraded = slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes);
+  actions.push(
+    ...stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded),
+  );
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
 }

@@ -7,6 +7,7 @@ import {
 } from '@sluice/shared';
 import type { Action, ObjectRef, Plan } from './actions.js';
 import { connectorRef } from './connector.js';
+import { slotRetentionCondition } from './slot-retention.js';
 import { stateStatusActions } from './state-status.js';
 
 export interface PipelineInput {
@@ -14,6 +15,8 @@ export interface PipelineInput {
   source: ConnectorResource | undefined;
   target: ConnectorResource | undefined;
   subscription: SubscriptionResource | undefined;
+  /** Retained WAL of the source's replication slot past which the pipeline is Degraded; unset: never. */
+  slotWalDegradedBytes?: number;
   now: string;
 }
 
@@ -95,7 +98,11 @@ export function planPipeline(input: PipelineInput): Plan {
     state = 'paused';
   }
 
-  actions.push(...stateStatusActions(ref, p.status, state, message, p.metadata.generation ?? 0, input.now));
+  // The source's slot is the pipeline's problem too (Argo CD shows the parent, not the child).
+  const degraded = slotRetentionCondition(source?.status?.replicationSlot, input.slotWalDegradedBytes);
+  actions.push(
+    ...stateStatusActions(ref, p.status, state, message, p.metadata.generation ?? 0, input.now, degraded),
+  );
   return { actions };
 }
 

@@ -1,11 +1,13 @@
 import type { Condition } from '@sluice/shared';
 import type { Action, ObjectRef } from './actions.js';
-import { conditions, stateConditions, statusDiff } from './conditions.js';
+import { conditions, stateConditions, statusDiff, type ConditionValue } from './conditions.js';
 
 /**
  * The status of a kind with a state machine (connector, pipeline): state,
  * message, observedGeneration and the three conditions; the actions are the
- * patch of what changed and, when the state changed, its Event.
+ * patch of what changed and, when the state changed, its Event. `degraded`
+ * (a replication slot retaining too much WAL) makes Degraded true in any
+ * state but `error`, whose own Degraded says more; its Event is a Warning.
  */
 export function stateStatusActions(
   ref: ObjectRef,
@@ -14,16 +16,33 @@ export function stateStatusActions(
   message: string,
   generation: number,
   now: string,
+  degraded?: ConditionValue,
 ): Action[] {
+  const next = stateConditions(state, message);
+  if (degraded && state !== 'error') next.Degraded = degraded;
   const diff = statusDiff(current as Record<string, unknown> | undefined, {
     state,
     message: message || undefined,
     observedGeneration: generation,
-    conditions: conditions(current?.conditions, stateConditions(state, message), generation, now),
+    conditions: conditions(current?.conditions, next, generation, now),
   });
   if (!diff) return [];
   const actions: Action[] = [{ type: 'patchStatus', ref, status: diff }];
   if (diff.state !== undefined) actions.push(transitionEvent(ref, current?.state, state, message));
+  const before = current?.conditions?.find((c) => c.type === 'Degraded');
+  if (
+    next.Degraded === degraded &&
+    degraded &&
+    (before?.status !== 'True' || before.reason !== degraded.reason)
+  ) {
+    actions.push({
+      type: 'event',
+      ref,
+      eventType: 'Warning',
+      reason: degraded.reason,
+      message: degraded.message,
+    });
+  }
   return actions;
 }
 

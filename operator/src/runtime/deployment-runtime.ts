@@ -1,83 +1,29 @@
-import { PassThrough } from 'node:stream';
-import { createInterface } from 'node:readline';
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  Log,
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesObject,
-  type ObjectCache,
-  type V1Deployment,
-  type V1Pod,
-  type V1PodTemplateSpec,
-} from '@kubernetes/client-node';
-import type { WorkerObservation, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
-import type { Logger } from '../controller/logger.js';
-import { WorkerListeners } from './worker-listeners.js';
-import { observeWorker } from './worker-observation.js';
-import {
-  CONFIG_HASH_ANNOTATION,
-  deploymentName,
-  WORKER_CONTAINER,
-  WORKER_ID_ANNOTATION,
-  WORKER_LABEL,
-  WORKER_SELECTOR,
-  workerDeployment,
-} from './worker-deployment.js';
+import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
+import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
+import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './worker-deployment.js';
 
 // The worker runtime of a cluster: one Deployment per running connector, in
 // the operator's namespace (where the chart's Secrets and the workers'
 // service account are). Observations come from two informers (Deployments and
-// pods carrying our labels); writes go straight to the API server. Workers
-// outlive the operator: a new leader finds them in its caches and adopts them.
+// pods carrying our labels: DeploymentWorkers, the read side the gateway also
+// uses); writes go straight to the API server. Workers outlive the operator:
+// a new leader finds them in its caches and adopts them.
 
-export interface DeploymentRuntimeOptions {
-  kubeConfig: KubeConfig;
-  /** Where the worker Deployments live (the release namespace). */
-  namespace: string;
+export interface DeploymentRuntimeOptions extends DeploymentWorkersOptions {
   /** The chart's pod template (image, service account, security context, resources). */
   podTemplate: V1PodTemplateSpec;
-  log: Logger;
-  /** Back-off before an informer whose watch failed starts again. */
-  restartDelayMs?: number;
 }
 
-type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
-
-export class DeploymentRuntime implements WorkerRuntimePort {
-  readonly adapter = 'kubernetes' as const;
-  private readonly apps: AppsV1Api;
-  private readonly core: CoreV1Api;
-  private readonly deployments: Cache<V1Deployment>;
-  private readonly pods: Cache<V1Pod>;
-  private readonly listeners = new WorkerListeners();
-  private readonly started: Promise<void>;
-  private closed = false;
+export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntimePort {
   /**
    * Our own writes until the informer has seen them (null: deleted), so an
    * observation right after `ensure` or `stop` already reflects it.
    */
   private readonly written = new Map<string, V1Deployment | null>();
 
-  constructor(private readonly options: DeploymentRuntimeOptions) {
-    const { kubeConfig: kc, namespace } = options;
-    this.apps = kc.makeApiClient(AppsV1Api);
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.deployments = makeInformer(
-      kc,
-      `/apis/apps/v1/namespaces/${namespace}/deployments`,
-      () => this.apps.listNamespacedDeployment({ namespace, labelSelector: WORKER_SELECTOR }),
-      WORKER_SELECTOR,
-    );
-    this.pods = makeInformer(
-      kc,
-      `/api/v1/namespaces/${namespace}/pods`,
-      () => this.core.listNamespacedPod({ namespace, labelSelector: WORKER_SELECTOR }),
-      WORKER_SELECTOR,
-    );
+  constructor(protected override readonly options: DeploymentRuntimeOptions) {
+    super(options);
     // Our own write is superseded once the informer shows it or a later version.
     for (const verb of ['add', 'update'] as const) {
       this.deployments.on(verb, (d) => {
@@ -88,31 +34,6 @@ export class DeploymentRuntime implements WorkerRuntimePort {
     this.deployments.on('delete', (d) => {
       if (this.written.get(d.metadata?.name ?? '') === null) this.written.delete(d.metadata!.name!);
     });
-    this.started = Promise.all([
-      this.watch(this.deployments, 'deployments'),
-      this.watch(this.pods, 'pods'),
-    ]).then(() => undefined);
-  }
-
-  /** Starts an informer; a failed watch restarts after a pause and its relist re-notifies every worker. */
-  private async watch<T extends KubernetesObject>(informer: Cache<T>, what: string): Promise<void> {
-    const notify = (o: T) => {
-      const id = o.metadata?.annotations?.[WORKER_ID_ANNOTATION];
-      if (id) this.notify(id);
-    };
-    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, notify);
-    informer.on('connect', () => informer.list(this.options.namespace).forEach(notify));
-    informer.on('error', (err: unknown) => {
-      if (this.closed) return;
-      this.options.log.warn(
-        { what, err: (err as Error | undefined)?.message },
-        'worker watch failed; restarting',
-      );
-      setTimeout(() => {
-        if (!this.closed) void informer.start().catch(() => undefined);
-      }, this.options.restartDelayMs ?? 5000);
-    });
-    await informer.start();
   }
 
   async ensure(spec: WorkerSpec): Promise<void> {
@@ -160,89 +81,9 @@ export class DeploymentRuntime implements WorkerRuntimePort {
     this.notify(id);
   }
 
-  async observe(id: string): Promise<WorkerObservation | undefined> {
-    await this.started;
-    const name = deploymentName(id, this.options.namespace);
-    const deployment = this.written.has(name)
-      ? (this.written.get(name) ?? undefined)
-      : this.deployments.get(name, this.options.namespace);
-    return observeWorker(id, deployment, this.podsOf(name));
-  }
-
-  async list(): Promise<WorkerObservation[]> {
-    await this.started;
-    const ids = new Set<string>();
-    for (const o of [
-      ...this.deployments.list(this.options.namespace),
-      ...this.pods.list(this.options.namespace),
-    ]) {
-      const id = o.metadata?.annotations?.[WORKER_ID_ANNOTATION];
-      if (id) ids.add(id);
-    }
-    const observed = await Promise.all([...ids].map((id) => this.observe(id)));
-    return observed.filter((o): o is WorkerObservation => o !== undefined);
-  }
-
-  subscribe(listener: (id: string) => void): () => void {
-    return this.listeners.subscribe(listener);
-  }
-
-  /**
-   * The worker container's log through the API server (the kubelet serves it):
-   * the current pod of the worker, or nothing when it has none yet.
-   */
-  async *logs(
-    id: string,
-    options: { tail?: number; follow?: boolean; signal?: AbortSignal },
-  ): AsyncIterable<string> {
-    await this.started;
-    const name = deploymentName(id, this.options.namespace);
-    const pod = this.podsOf(name)
-      .filter((p) => p.spec?.nodeName)
-      .sort((a, b) =>
-        String(b.metadata?.creationTimestamp).localeCompare(String(a.metadata?.creationTimestamp)),
-      )[0];
-    if (!pod?.metadata?.name) return;
-    const stream = new PassThrough();
-    let abort: AbortController;
-    try {
-      abort = await new Log(this.options.kubeConfig).log(
-        this.options.namespace,
-        pod.metadata.name,
-        WORKER_CONTAINER,
-        stream,
-        {
-          follow: options.follow ?? false,
-          ...(options.tail !== undefined ? { tailLines: options.tail } : {}),
-        },
-      );
-    } catch (err) {
-      this.options.log.warn({ worker: id, err: (err as Error).message }, 'worker logs unavailable');
-      return;
-    }
-    const stop = () => {
-      abort.abort();
-      stream.end();
-    };
-    options.signal?.addEventListener('abort', stop, { once: true });
-    try {
-      for await (const line of createInterface({ input: stream })) yield line;
-    } finally {
-      options.signal?.removeEventListener('abort', stop);
-      abort.abort();
-    }
-  }
-
-  /** Workers outlive the operator: only the watches stop. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.allSettled([this.deployments.stop(), this.pods.stop()]);
-  }
-
-  private podsOf(deployment: string): V1Pod[] {
-    return this.pods
-      .list(this.options.namespace)
-      .filter((p) => p.metadata?.labels?.[WORKER_LABEL] === deployment);
+  /** Our own write until the informer has seen it. */
+  protected override deploymentOf(name: string): V1Deployment | undefined {
+    return this.written.has(name) ? (this.written.get(name) ?? undefined) : super.deploymentOf(name);
   }
 
   /** Unless the informer already has this write or a later one. */
@@ -260,10 +101,6 @@ export class DeploymentRuntime implements WorkerRuntimePort {
       if (status(err) === 404) return undefined;
       throw err;
     }
-  }
-
-  private notify(id: string): void {
-    this.listeners.notify(id);
   }
 }
 

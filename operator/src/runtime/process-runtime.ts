@@ -95,6 +95,11 @@ export class ProcessRuntime implements WorkerRuntimePort {
     return [...this.workers.values()].map((w) => this.observation(w));
   }
 
+  async metricsUrl(id: string): Promise<string | undefined> {
+    const w = this.workers.get(id);
+    return w?.phase === 'ready' ? `http://127.0.0.1:${w.port}/metrics` : undefined;
+  }
+
   subscribe(listener: (id: string) => void): () => void {
     return this.listeners.subscribe(listener);
   }

@@ -2,6 +2,7 @@ import type { WorkerConfig } from '@sluice/shared';
 import type { MetricsRegistry } from './metrics.js';
 import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';
+import { oracleTargetEngine } from './sinks/oracle.js';
 import { postgresTargetEngine, webhookTargetEngine } from './sinks/target-engines.js';
 import { postgresSourceEngine } from './sources/postgres-engine.js';
 
@@ -30,6 +31,7 @@ export const ENGINES = new Map<string, Engine>([
   ['source:POSTGRES_SOURCE', postgresSourceEngine],
   ['target:POSTGRES_TARGET', postgresTargetEngine],
   ['target:WEBHOOK_TARGET', webhookTargetEngine],
+  ['target:ORACLE_TARGET', oracleTargetEngine],
 ]);
 
 /** The engine of a configuration, or why there is none. */

@@ -24,6 +24,10 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
 const metrics = new MetricsRegistry();
 const readyGauge = metrics.gauge('sluice_worker_ready', '1 when connected and consuming');
 readyGauge.set({}, 0);
+// The monitoring collector tells a restarted worker (counters from zero) from one it already read.
+metrics
+  .gauge('sluice_worker_start_time_seconds', 'When this worker process started (Unix seconds)')
+  .set({}, Date.now() / 1000);
 const context: WorkerContext = { metrics, log };
 
 function die(reason: string, code: number): never {

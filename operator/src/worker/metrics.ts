@@ -38,29 +38,32 @@ export class Counter {
 /** Same text as a counter; `set` is the usual operation. */
 export class Gauge extends Counter {}
 
+/** Bucket counts per label set (the collector reads quantiles per subscription). */
 export class Histogram {
-  readonly #counts: number[];
-  #sum = 0;
-  #count = 0;
-  constructor(readonly buckets: readonly number[]) {
-    this.#counts = buckets.map(() => 0);
+  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  constructor(readonly buckets: readonly number[]) {}
+  observe(value: number, labels: Labels = {}): void {
+    const id = labelText(labels);
+    let s = this.#series.get(id);
+    if (!s) this.#series.set(id, (s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    s.sum += value;
+    s.count += 1;
+    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) s.counts[i]! += 1;
   }
-  observe(value: number): void {
-    this.#sum += value;
-    this.#count += 1;
-    for (let i = 0; i < this.buckets.length; i++)
-      if (value <= (this.buckets[i] as number)) this.#counts[i]! += 1;
-  }
+  /** Observations over every label set. */
   get count(): number {
-    return this.#count;
+    return [...this.#series.values()].reduce((n, s) => n + s.count, 0);
   }
   render(name: string): string[] {
-    return [
-      ...this.buckets.map((b, i) => `${name}_bucket{le="${b}"} ${this.#counts[i]}`),
-      `${name}_bucket{le="+Inf"} ${this.#count}`,
-      `${name}_sum ${this.#sum}`,
-      `${name}_count ${this.#count}`,
-    ];
+    return [...this.#series.values()].flatMap((s) => {
+      const le = (b: string) => labelText({ ...s.labels, le: b });
+      return [
+        ...this.buckets.map((b, i) => `${name}_bucket${le(String(b))} ${s.counts[i]}`),
+        `${name}_bucket${le('+Inf')} ${s.count}`,
+        `${name}_sum${labelText(s.labels)} ${s.sum}`,
+        `${name}_count${labelText(s.labels)} ${s.count}`,
+      ];
+    });
   }
 }
 

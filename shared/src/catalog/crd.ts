@@ -103,7 +103,9 @@ interface PrinterColumn {
 /** `kubectl get` columns: what an operator looks at first. */
 function printerColumns(kind: SluiceKind): PrinterColumn[] {
   const columns: PrinterColumn[] = [
-    { name: 'Name', type: 'string', jsonPath: '.spec.name', description: 'The name users see' },
+    // Not "Name": kubectl upper-cases headers, and NAME is already the
+    // object's own (a UUID) in the first column.
+    { name: 'Display Name', type: 'string', jsonPath: '.spec.name', description: 'The name users see' },
   ];
   if (kind === 'Connector') {
     columns.push({ name: 'Type', type: 'string', jsonPath: '.spec.connectorType' });

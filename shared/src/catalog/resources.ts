@@ -57,13 +57,23 @@ export const Condition = Type.Object(
 );
 export type Condition = Static<typeof Condition>;
 
-/** Counters the workers report (issue 6); absent until a worker ran. */
+/**
+ * Figures the operator's monitoring collector adds up from the workers'
+ * /metrics (docs/data-plane.md, "Monitoring"); absent until a worker ran.
+ * Counters accumulate across worker restarts.
+ */
 export const Monitoring = Type.Object(
   {
     messagesIn: Type.Integer({ minimum: 0 }),
     messagesOut: Type.Integer({ minimum: 0 }),
     errors: Type.Integer({ minimum: 0 }),
     lastEventTime: Type.Optional(Type.String({ format: 'date-time' })),
+    retainedWalBytes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "WAL the PostgreSQL source retains for the source connector's replication slot",
+      }),
+    ),
     latencyMs: Type.Optional(
       Type.Object(
         { p50: Type.Number(), p95: Type.Number(), p99: Type.Number(), samples: Type.Integer({ minimum: 0 }) },
@@ -113,8 +123,23 @@ export const ConnectorSpec = Type.Object(
   { additionalProperties: false },
 );
 export type ConnectorSpec = Static<typeof ConnectorSpec>;
+/** A POSTGRES_SOURCE's slot as last measured (by its worker, or by the gateway while none runs). */
+export const ReplicationSlotStatus = Type.Object(
+  {
+    name: Type.String(),
+    retainedWalBytes: Type.Integer({ minimum: 0, description: 'pg_current_wal_lsn() - restart_lsn' }),
+    measuredAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type ReplicationSlotStatus = Static<typeof ReplicationSlotStatus>;
+
 export const ConnectorStatus = Type.Object(
-  { state: Type.Optional(Enum(CONNECTOR_STATES, 'Spec 3.2')), ...statusCommon },
+  {
+    state: Type.Optional(Enum(CONNECTOR_STATES, 'Spec 3.2')),
+    ...statusCommon,
+    replicationSlot: Type.Optional(ReplicationSlotStatus),
+  },
   { additionalProperties: false },
 );
 export type ConnectorStatus = Static<typeof ConnectorStatus>;
@@ -144,7 +169,16 @@ export const DataModelStatus = Type.Object(
     ...statusCommon,
     schema: Type.Optional(
       Type.Object(
-        { fields: Type.Array(SchemaField), discoveredAt: Type.String({ format: 'date-time' }) },
+        {
+          fields: Type.Array(SchemaField),
+          discoveredAt: Type.String({ format: 'date-time' }),
+          origin: Type.Optional(
+            Enum(
+              ['catalog', 'messages'] as const,
+              "catalog: the source database's catalog; messages: inferred from the topic's recent messages",
+            ),
+          ),
+        },
         { additionalProperties: false },
       ),
     ),

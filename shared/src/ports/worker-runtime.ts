@@ -54,8 +54,29 @@ export interface WorkerObservation {
   restarts: number;
 }
 
-export interface WorkerRuntimePort {
+/**
+ * What can be learnt about the workers without changing them: the gateway's
+ * view on Kubernetes (it serves the workers' logs, it never runs them).
+ */
+export interface WorkerReaderPort {
   readonly adapter: 'process' | 'kubernetes';
+  observe(id: string): Promise<WorkerObservation | undefined>;
+  list(): Promise<WorkerObservation[]>;
+  /** Calls `listener(id)` whenever a worker's observation changes; returns the unsubscribe. */
+  subscribe(listener: (id: string) => void): () => void;
+  /**
+   * Where the worker's Prometheus `/metrics` answers (the process adapter: its
+   * local port; Kubernetes: a ready pod's IP and the worker port); undefined
+   * while it has no ready instance. The operator's monitoring collector reads it.
+   */
+  metricsUrl(id: string): Promise<string | undefined>;
+  /** Log lines of the worker, the last `tail` then following while `signal` is live. */
+  logs(id: string, options: { tail?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<string>;
+  /** Stops watching (a runtime: see `WorkerRuntimePort.close`). */
+  close(): Promise<void>;
+}
+
+export interface WorkerRuntimePort extends WorkerReaderPort {
   /** Runs the worker of `spec.id` with this configuration (replacing one with another hash). */
   ensure(spec: WorkerSpec): Promise<void>;
   /**
@@ -64,12 +85,6 @@ export interface WorkerRuntimePort {
    * and `observe` shows `stopping` until its pods are gone.
    */
   stop(id: string): Promise<void>;
-  observe(id: string): Promise<WorkerObservation | undefined>;
-  list(): Promise<WorkerObservation[]>;
-  /** Calls `listener(id)` whenever a worker's observation changes; returns the unsubscribe. */
-  subscribe(listener: (id: string) => void): () => void;
-  /** Log lines of the worker, the last `tail` then following while `signal` is live. */
-  logs(id: string, options: { tail?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<string>;
   /** Stops every worker (process adapter) or nothing (Kubernetes: workers outlive the operator). */
   close(): Promise<void>;
 }

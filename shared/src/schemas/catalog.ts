@@ -148,9 +148,12 @@ export const DataModelSchemaRead = Type.Object(
   {
     datamodel_id: Uuid,
     source: Literals(
-      ['worker', 'registry', 'none'] as const,
-      'worker: discovered by the source worker; registry: the latest version registered under the ' +
-        "data model's name (POST /schemas/{subject}); none: not known yet",
+      ['catalog', 'messages', 'worker', 'registry', 'none'] as const,
+      "catalog: the columns of the table in the source database's catalog (database sources, read at " +
+        "most once a minute); registry: the latest version registered under the data model's name " +
+        '(POST /schemas/{subject}); messages: inferred from the recent JSON messages of the topic ' +
+        '(Kafka sources; nested fields as mapper paths a|b; a registered schema wins over it); worker: ' +
+        'written to the status by someone else; none: not known yet (docs/data-plane.md, "Monitoring")',
     ),
     subject: Nullable(Type.String()),
     version: Nullable(Type.Integer()),
@@ -168,20 +171,57 @@ export const DataModelSchemaRead = Type.Object(
 );
 export type DataModelSchemaRead = Static<typeof DataModelSchemaRead>;
 
+/** The replication slot of a PostgreSQL source (null for other sources, or before the slot exists). */
+const retainedWal = {
+  retained_wal_bytes: Nullable(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "WAL the PostgreSQL source keeps for the source connector's replication slot " +
+        '(pg_current_wal_lsn() - restart_lsn); measured while the pipeline is paused too',
+    }),
+  ),
+  retained_wal_measured_at: Nullable(Timestamp),
+};
+
 export const MonitoringRead = Type.Object(
   {
     id: Uuid,
-    messages_in: Type.Integer({ minimum: 0 }),
-    messages_out: Type.Integer({ minimum: 0 }),
-    errors: Type.Integer({ minimum: 0 }),
+    messages_in: Type.Integer({
+      minimum: 0,
+      description: "Change events the source connector's worker published to the data model's stream",
+    }),
+    messages_out: Type.Integer({
+      minimum: 0,
+      description: 'Messages the target workers of its subscriptions confirmed (all subscriptions added up)',
+    }),
+    errors: Type.Integer({ minimum: 0, description: 'Messages its subscriptions could not deliver' }),
     last_event_at: Nullable(Timestamp),
+    latency_ms: Nullable(
+      Type.Object(
+        {
+          p50: Type.Number(),
+          p95: Type.Number(),
+          p99: Type.Number(),
+          samples: Type.Integer({ minimum: 0 }),
+        },
+        {
+          additionalProperties: false,
+          description: "End-to-end latency over its subscriptions, from the target workers' histograms",
+        },
+      ),
+    ),
+    ...retainedWal,
     reported_at: Nullable(Timestamp),
     as_of: Timestamp,
   },
   {
     $id: 'MonitoringRead',
     additionalProperties: false,
-    description: 'Counters the workers report; zeros and null times until a worker has run',
+    description:
+      "Figures the operator adds up from the workers' /metrics every SLUICE_MONITORING_INTERVAL_MS " +
+      '(15 s): counters accumulate across worker restarts; reported_at is when they last changed. Zeros ' +
+      'and nulls until a worker has run (docs/data-plane.md, "Monitoring")',
   },
 );
 export type MonitoringRead = Static<typeof MonitoringRead>;
@@ -503,13 +543,25 @@ export const PipelineLatency = Type.Object(
     p99_ms: Nullable(Type.Number()),
     samples: Type.Integer({ minimum: 0 }),
     last_event_at: Nullable(Timestamp),
+    messages_in: Type.Integer({
+      minimum: 0,
+      description: 'Change events the source published for the data model',
+    }),
+    messages_out: Type.Integer({
+      minimum: 0,
+      description: 'Messages the target confirmed for the subscription',
+    }),
+    errors: Type.Integer({ minimum: 0, description: 'Messages the subscription could not deliver' }),
+    ...retainedWal,
     reported_at: Nullable(Timestamp),
   },
   {
     $id: 'PipelineLatency',
     additionalProperties: false,
     description:
-      'End-to-end latency the target worker reports (source event time → row written); null until then',
+      "End-to-end latency the target worker reports (source event time → row written), from its histogram's " +
+      'buckets (p50/p95/p99 of the current worker run), with the counters and, for a PostgreSQL source, the WAL ' +
+      'its replication slot retains; null until then (docs/data-plane.md, "Monitoring")',
   },
 );
 export type PipelineLatency = Static<typeof PipelineLatency>;

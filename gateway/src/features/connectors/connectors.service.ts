@@ -106,12 +106,16 @@ async function assertNameFree(ctx: GatewayContext, teamId: string, name: string,
   if (other && other.id !== except) throw conflict(`A connector named "${name}" already exists in this team`);
 }
 
-/** Plans a new connector with its data models (also used by pipelines, with their own `configLoc`). */
+/**
+ * Plans a new connector with its data models (also used by pipelines, with
+ * their own `configLoc`, and the namespace of the pipeline it joins).
+ */
 export async function planConnector(
   ctx: GatewayContext,
   p: Principal,
   body: ConnectorCreate,
   configLoc: Loc = ['body', 'json_configuration'],
+  namespace = ctx.catalog.namespace,
 ): Promise<ConnectorPlan> {
   await requireTeam(ctx.db, p, body.team_id, 'member');
   await assertNameFree(ctx, body.team_id, body.name);
@@ -137,6 +141,7 @@ export async function planConnector(
     spec,
     { [TEAM_LABEL]: body.team_id },
     id,
+    namespace,
   ) as ConnectorResource;
   const datamodels = datamodelObjects(ctx.catalog, connector, captureEntries(def.type, config));
   const steps = [

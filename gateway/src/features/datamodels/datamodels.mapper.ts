@@ -21,14 +21,20 @@ export function toDataModelRead(row: DataModelRecord): DataModelRead {
   };
 }
 
-/** Worker counters of a status (issue 6 fills them); zeros until a worker reported. */
-export function toMonitoringRead(id: string, monitoring: Monitoring | undefined): MonitoringRead {
+/** The figures of a status (the operator's monitoring collector fills them); zeros until a worker reported. */
+export function toMonitoringRead(
+  id: string,
+  monitoring: Monitoring | undefined,
+  retainedWal: Pick<MonitoringRead, 'retained_wal_bytes' | 'retained_wal_measured_at'>,
+): MonitoringRead {
   return {
     id,
     messages_in: monitoring?.messagesIn ?? 0,
     messages_out: monitoring?.messagesOut ?? 0,
     errors: monitoring?.errors ?? 0,
     last_event_at: monitoring?.lastEventTime ?? null,
+    latency_ms: monitoring?.latencyMs ?? null,
+    ...retainedWal,
     reported_at: monitoring?.reportedAt ?? null,
     as_of: new Date().toISOString(),
   };

@@ -22,7 +22,10 @@ export function captureEntries(type: string, config: Record<string, unknown>): s
 /** Spec 2.8: `{connector name}_{entry}`. */
 export const datamodelName = (connectorName: string, entry: string) => `${connectorName}_${entry}`;
 
-/** The data model objects of `entries` for a connector (one per entry, enabled, no error table). */
+/**
+ * The data model objects of `entries` for a connector (one per entry,
+ * enabled, no error table), in the connector's namespace.
+ */
 export function datamodelObjects(
   catalog: CatalogStore,
   connector: Pick<ConnectorResource, 'metadata' | 'spec'>,
@@ -38,6 +41,12 @@ export function datamodelObjects(
       errorTable: { enabled: false },
     };
     const labels = { [TEAM_LABEL]: connector.spec.teamId, [CONNECTOR_LABEL]: connector.metadata.name };
-    return catalog.object('DataModel', spec, labels) as DataModelResource;
+    return catalog.object(
+      'DataModel',
+      spec,
+      labels,
+      undefined,
+      connector.metadata.namespace,
+    ) as DataModelResource;
   });
 }

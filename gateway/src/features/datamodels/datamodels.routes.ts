@@ -63,7 +63,7 @@ export function datamodelRoutes(ctx: GatewayContext): AnyRoute[] {
     read('', 'Read a data model', DataModelRead, (id, p) => datamodels.getDataModel(ctx, p, id)),
     read(
       '/monitoring',
-      'Counters of the data model (zeros until a worker reports)',
+      'Counters, latency and the source slot’s retained WAL of the data model (zeros until a worker reports)',
       MonitoringRead,
       (id, p) => datamodels.getMonitoring(ctx, p, id),
     ),

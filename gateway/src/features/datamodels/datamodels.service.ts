@@ -17,7 +17,9 @@ import type { GatewayContext } from '../../context.js';
 import { toIso } from '../../db/timestamps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
+import { retainedWalRead } from '../monitoring/slot-retention.service.js';
 import { findVersion } from '../schemas/schemas.repository.js';
+import { discoveredSchema } from './schema-discovery.js';
 import { schemaFields } from './schema-fields.js';
 import { toDataModelRead, toMonitoringRead } from './datamodels.mapper.js';
 import * as repo from './datamodels.repository.js';
@@ -47,27 +49,34 @@ export async function listDataModels(ctx: GatewayContext, p: Principal, q: DataM
 
 export async function getMonitoring(ctx: GatewayContext, p: Principal, id: string): Promise<MonitoringRead> {
   const row = await loadDataModel(ctx, p, id);
-  return toMonitoringRead(id, (row.status as DataModelStatus | null)?.monitoring);
+  const monitoring = (row.status as DataModelStatus | null)?.monitoring;
+  return toMonitoringRead(id, monitoring, await retainedWalRead(ctx, row.connector_id));
 }
 
 /**
- * The schema of a data model: what its source worker discovered, else the
- * latest version registered under the data model's name in the schema
- * registry (POST /schemas/{name}), else nothing yet.
+ * The schema of a data model: its source table from the source's catalog
+ * (database sources), else the latest version registered under the data
+ * model's name in the schema registry (POST /schemas/{name}), else what its
+ * topic's recent messages show (Kafka sources), else nothing yet.
  */
 export async function getSchema(ctx: GatewayContext, p: Principal, id: string): Promise<DataModelSchemaRead> {
   const row = await loadDataModel(ctx, p, id);
-  const discovered = (row.status as DataModelStatus | null)?.schema;
+  const discovered = await discoveredSchema(ctx, {
+    id,
+    connector_id: row.connector_id,
+    entry: row.entry,
+    status: row.status,
+  });
   const none = { subject: null, version: null, schema_type: null, schema: null } as const;
-  if (discovered) {
-    return {
-      datamodel_id: id,
-      source: 'worker',
-      ...none,
-      fields: discovered.fields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable ?? true })),
-      updated_at: discovered.discoveredAt,
-    };
-  }
+  const fromDiscovery = (d: NonNullable<typeof discovered>): DataModelSchemaRead => ({
+    datamodel_id: id,
+    source: d.origin ?? 'worker',
+    ...none,
+    fields: d.fields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable ?? true })),
+    updated_at: d.discoveredAt,
+  });
+  // A table's columns are the truth; a schema registered by a person beats an inference from messages.
+  if (discovered && discovered.origin !== 'messages') return fromDiscovery(discovered);
   const registered = await findVersion(ctx.db, row.name, null);
   if (registered) {
     return {
@@ -81,6 +90,7 @@ export async function getSchema(ctx: GatewayContext, p: Principal, id: string): 
       updated_at: toIso(registered.created_at),
     };
   }
+  if (discovered) return fromDiscovery(discovered);
   return { datamodel_id: id, source: 'none', ...none, fields: [], updated_at: null };
 }
 

@@ -1,4 +1,4 @@
-import { workerId, type WorkerRuntimePort } from '@sluice/shared';
+import { workerId, type WorkerReaderPort } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { loadConnector } from '../connectors/connectors.service.js';
@@ -29,9 +29,14 @@ export async function pipelineSides(ctx: GatewayContext, p: Principal, id: strin
   ];
 }
 
-/** The connector's worker id (`<namespace>/<connector id>`: a connector's id is its resource name). */
-export function workerOf(ctx: GatewayContext, connectorId: string): string {
-  return workerId(ctx.config.namespace, connectorId);
+/**
+ * The connector's worker id, `<namespace>/<connector id>` (a connector's id
+ * is its resource name): the namespace the mirror holds the connector in,
+ * which is not the release namespace for one applied in an extra watched
+ * namespace (its worker still runs in the worker namespace).
+ */
+export async function workerOf(ctx: GatewayContext, connectorId: string): Promise<string> {
+  return workerId(await ctx.catalog.namespaceOf('Connector', connectorId), connectorId);
 }
 
 /** The last `tail` lines of the connector's worker; none when no worker runs (or no runtime is reachable). */
@@ -40,18 +45,18 @@ export async function tailOf(ctx: GatewayContext, p: Principal, id: string, tail
   const runtime = ctx.workers;
   if (!runtime) return [];
   const lines: string[] = [];
-  for await (const line of runtime.logs(workerOf(ctx, id), { tail, follow: false })) lines.push(line);
+  for await (const line of runtime.logs(await workerOf(ctx, id), { tail, follow: false })) lines.push(line);
   return lines.slice(-tail);
 }
 
 /** Which run of a worker this is: a new one has a fresh log (process runtime: a new ring). */
-async function instanceOf(runtime: WorkerRuntimePort, id: string): Promise<string | undefined> {
+async function instanceOf(runtime: WorkerReaderPort, id: string): Promise<string | undefined> {
   const o = await runtime.observe(id);
   return o ? `${o.configHash}#${o.restarts}` : undefined;
 }
 
 /** Resolves on the next change of the worker's observation, or after `ms`, or when `signal` aborts. */
-function nextChange(runtime: WorkerRuntimePort, id: string, signal: AbortSignal, ms: number): Promise<void> {
+function nextChange(runtime: WorkerReaderPort, id: string, signal: AbortSignal, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -75,7 +80,7 @@ function nextChange(runtime: WorkerRuntimePort, id: string, signal: AbortSignal,
  * first line kept. While no worker runs it waits for one.
  */
 export async function* followWorker(
-  runtime: WorkerRuntimePort,
+  runtime: WorkerReaderPort,
   id: string,
   tail: number,
   signal: AbortSignal,

@@ -148,7 +148,8 @@ async function stream(ctx: GatewayContext, ws: WebSocket, req: Request, log: Log
   await Promise.all(
     sides.map(async (side) => {
       try {
-        for await (const line of followWorker(runtime, workerOf(ctx, side.connectorId), tail, ac.signal)) {
+        const worker = await workerOf(ctx, side.connectorId);
+        for await (const line of followWorker(runtime, worker, tail, ac.signal)) {
           if (ws.readyState !== ws.OPEN) break;
           if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
             ws.close(CLOSE.tryAgainLater, 'The client reads too slowly');

@@ -98,12 +98,14 @@ async function relocated<T>(rename: Record<string, string>, run: () => Promise<T
   }
 }
 
+/** An existing connector as a side of a pipeline of `namespace` (references stay within one). */
 async function existingSide(
   ctx: GatewayContext,
   p: Principal,
   teamId: string,
   side: Side,
   id: string,
+  namespace: string,
 ): Promise<ResolvedSide> {
   const loc = ['body', FIELDS[side].existing];
   const row = await findConnector(ctx.db, id);
@@ -113,6 +115,8 @@ async function existingSide(
   if (row.team_id !== teamId)
     issues.push({ loc, msg: 'The connector belongs to another team', type: 'value_error' });
   if (row.direction !== side) issues.push({ loc, msg: `Not a ${side} connector`, type: 'value_error' });
+  const elsewhere = await ctx.catalog.referenceIssue('Connector', id, namespace, loc);
+  if (elsewhere) issues.push(elsewhere);
   if (issues.length > 0) throw unprocessable(issues);
   const connector = await ctx.catalog.get<ConnectorResource>('Connector', id);
   if (!connector) throw unprocessable([{ loc, msg: 'No such connector', type: 'value_error' }]);
@@ -140,12 +144,14 @@ async function datamodelsOf(ctx: GatewayContext, connectorId: string): Promise<D
   return out;
 }
 
+/** A new connector as a side of a pipeline of `namespace`, created there. */
 async function newSide(
   ctx: GatewayContext,
   p: Principal,
   teamId: string,
   side: Side,
   req: SideRequest,
+  namespace: string,
 ): Promise<ResolvedSide> {
   const f = FIELDS[side];
   const issues: ValidationIssue[] = [];
@@ -171,6 +177,7 @@ async function newSide(
     p,
     { name: req.name!, connector_type: req.type! as never, json_configuration: req.config!, team_id: teamId },
     ['body', f.config],
+    namespace,
   );
   return { connector: plan.connector, owns: true, steps: plan.steps, datamodels: plan.datamodels };
 }
@@ -293,8 +300,12 @@ export async function planCreate(
   const target = sideOf(body, 'target');
   exclusive('source', source);
   exclusive('target', target);
+  // Pipelines are created in the release namespace, with their new parts.
+  const ns = ctx.catalog.namespace;
   const resolve = (side: Side, req: SideRequest) =>
-    req.existing ? existingSide(ctx, p, teamId, side, req.existing) : newSide(ctx, p, teamId, side, req);
+    req.existing
+      ? existingSide(ctx, p, teamId, side, req.existing, ns)
+      : newSide(ctx, p, teamId, side, req, ns);
   const src = await resolve('source', source);
   const tgt = await resolve('target', target);
   const datamodel = chooseDatamodel(src, body.datamodel_source_topic ?? undefined);
@@ -349,6 +360,8 @@ export async function planUpdate(
 ): Promise<UpdatePlan> {
   const spec = current.pipeline.spec;
   const teamId = spec.teamId;
+  // A pipeline applied in another watched namespace is changed there, its new parts too.
+  const ns = current.pipeline.metadata.namespace;
   const steps: Step[] = [];
   const orphans: string[] = [];
 
@@ -365,7 +378,7 @@ export async function planUpdate(
     };
     let next = keep;
     if (req.existing && req.existing !== connector.metadata.name) {
-      next = await existingSide(ctx, p, teamId, which, req.existing);
+      next = await existingSide(ctx, p, teamId, which, req.existing, ns);
     } else if (req.trioGiven) {
       const sameType = req.type === undefined || req.type === connector.spec.connectorType;
       if (owns && sameType) {
@@ -382,7 +395,7 @@ export async function planUpdate(
           datamodels: [...(keep.datamodels ?? []), ...plan.datamodels],
         };
       } else {
-        next = await newSide(ctx, p, teamId, which, req);
+        next = await newSide(ctx, p, teamId, which, req, ns);
       }
     }
     if (next.connector.metadata.name !== connector.metadata.name && owns)

@@ -86,7 +86,9 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
       description:
         'Flattened (version 2): per side, `existing_*_id` or the trio `*_name`/`*_type`/`*_config` (new ' +
         'connector), never both. Nested: `json_configuration` with both trios; `state` must be `draft`. ' +
-        'New connectors, their data models and the subscription are created all or nothing.',
+        'New connectors, their data models and the subscription are created all or nothing. ' +
+        'Kubernetes: created in the release namespace; an `existing_*_id` of another watched namespace is ' +
+        'a 422 (references never cross namespaces).',
       body: PipelineCreate,
       responses: {
         201: { description: 'Created', schema: PipelineRead },
@@ -220,7 +222,7 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
     ),
     byId(
       '/latency-informations',
-      'End-to-end latency percentiles and the last event time',
+      'End-to-end latency percentiles, counters, the last event time and the source slot’s retained WAL',
       PipelineLatency,
       (id, p) => pipelines.latency(ctx, p, id),
     ),

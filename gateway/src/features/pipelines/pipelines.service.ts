@@ -35,6 +35,7 @@ import { offsetOf, pageOf } from '../../http/pagination.js';
 import { connectorUsers } from '../connectors/connectors.repository.js';
 import { deleteConnectorObjects } from '../connectors/connectors.service.js';
 import { deleteSubscriptionObjects } from '../subscriptions/subscriptions.service.js';
+import { retainedWalRead } from '../monitoring/slot-retention.service.js';
 import {
   toPipelineConfiguration,
   toPipelineRead,
@@ -292,7 +293,11 @@ export async function workerConfig(ctx: GatewayContext, p: Principal, id: string
   };
 }
 
-/** Latency the target worker reports on the pipeline (or its subscription); null until it does. */
+/**
+ * Latency and counters of the pipeline (or its subscription) as the monitoring
+ * collector wrote them, and the retained WAL of its source's slot (measured
+ * now when the source is paused and the last figure is stale); null until then.
+ */
 export async function latency(ctx: GatewayContext, p: Principal, id: string): Promise<PipelineLatency> {
   const row = await loadPipeline(ctx, p, id);
   const subs = await repo.specsById(ctx.db, 'mirror_subscriptions', [row.subscription_id]);
@@ -307,6 +312,10 @@ export async function latency(ctx: GatewayContext, p: Principal, id: string): Pr
     p99_ms: l?.p99 ?? null,
     samples: l?.samples ?? 0,
     last_event_at: monitoring?.lastEventTime ?? null,
+    messages_in: monitoring?.messagesIn ?? 0,
+    messages_out: monitoring?.messagesOut ?? 0,
+    errors: monitoring?.errors ?? 0,
+    ...(await retainedWalRead(ctx, row.source_connector_id)),
     reported_at: monitoring?.reportedAt ?? null,
   };
 }

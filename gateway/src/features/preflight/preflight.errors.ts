@@ -104,3 +104,44 @@ export function describePgFailure(error: unknown, where: string): string {
     typeof first?.code === 'string' && /^[0-9A-Z]{5}$/.test(first.code) ? `, SQLSTATE ${first.code}` : '';
   return `PostgreSQL at ${where}: ${message}${code}`;
 }
+
+/** One sentence for a failure of a MySQL or MariaDB connection or query (the server's message and error code). */
+export function describeMysqlFailure(error: unknown, engine: string, where: string): string {
+  const errors = chain(error);
+  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
+  if (denied) return String(denied.message);
+  if (error instanceof PreflightFailure) return error.message;
+  for (const e of errors) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
+      return `${engine} at ${where} refused the login: check the user name and password (${code})`;
+    }
+    if (code === 'ER_BAD_DB_ERROR') return `${engine} at ${where}: ${clean(String(e.message))} (${code})`;
+    if (code === 'HANDSHAKE_NO_SSL_SUPPORT') {
+      return `${engine} at ${where} offers no TLS, which the SSL mode requires`;
+    }
+    if (code === 'ETIMEDOUT') return `Connecting to ${where} timed out`;
+    const say = NETWORK[code];
+    if (say) return say(where);
+  }
+  const first = errors[0];
+  const message = clean(String(first?.message ?? error));
+  if (/certificate|self[- ]signed|TLS|SSL/i.test(message)) {
+    return `The TLS connection to ${engine} at ${where} failed: ${message}`;
+  }
+  const code = typeof first?.code === 'string' && /^ER_[A-Z_]+$/.test(first.code) ? ` (${first.code})` : '';
+  return `${engine} at ${where}: ${message}${code}`;
+}
+
+/**
+ * Pre-flight connects directly: a configuration that reaches its server
+ * through an SSH bastion (`ssh_host`) gets this answer instead of a
+ * misleading "connection refused" from the address behind the bastion.
+ */
+export function refuseSshTunnel(config: Record<string, unknown>, what: string): void {
+  if (typeof config.ssh_host === 'string' && config.ssh_host !== '') {
+    throw new PreflightFailure(
+      `Pre-flight checks through an SSH tunnel are not supported by this version of Sluice: check ${what} from a host that reaches it`,
+    );
+  }
+}

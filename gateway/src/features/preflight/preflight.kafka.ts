@@ -2,7 +2,13 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Admin, Consumer, ListOffsetTimestamps, type BaseOptions } from '@platformatic/kafka';
 import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
-import { clientOptions, kafkaConnection, type KafkaConnection } from '@sluice/operator';
+import {
+  byLeader,
+  clientOptions,
+  fetchFromLeaders,
+  kafkaConnection,
+  type KafkaConnection,
+} from '@sluice/operator';
 import { describeKafkaFailure, PreflightFailure } from './preflight.errors.js';
 
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
@@ -43,7 +49,7 @@ const hostOf = (broker: string) => {
  * is resolved again by the socket, a window a DNS rebinding could use — the
  * TLS listeners close it by dialling through the policy's `lookup`).
  */
-async function assertBrokersAllowed(policy: OutboundPolicy, brokers: string[]): Promise<void> {
+export async function assertBrokersAllowed(policy: OutboundPolicy, brokers: string[]): Promise<void> {
   for (const broker of brokers) {
     const host = hostOf(broker);
     if (isIP(host)) {
@@ -61,7 +67,7 @@ async function assertBrokersAllowed(policy: OutboundPolicy, brokers: string[]): 
   }
 }
 
-function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs: number): BaseOptions {
+export function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs: number): BaseOptions {
   let base: BaseOptions;
   try {
     base = clientOptions(conn, 'sluice-preflight');
@@ -180,17 +186,29 @@ function decodeValue(buffer: Buffer | null): { value: unknown; truncated: boolea
   return { value: raw.slice(0, FETCH_MAX_VALUE_CHARS), truncated: true };
 }
 
+/** A message as the broker returned it (the preview maps these exactly as a worker would). */
+export interface RawKafkaMessage {
+  partition: number;
+  offset: bigint;
+  /** Kafka timestamp, ms since the epoch. */
+  timestamp: bigint;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: [Buffer | null, Buffer | null][];
+}
+
 /**
- * fetch-messages: the most recent messages of `topic` (at most `limit`,
- * newest last), read at the end offsets of its partitions without joining a
- * consumer group or committing anything.
+ * The most recent messages of `topic` (at most `limit`, oldest first), read
+ * at the end offsets of its partitions with plain Fetch requests: no consumer
+ * group is joined and nothing is committed. Used by fetch-messages and by the
+ * subscription preview.
  */
-export async function fetchKafkaMessages(
+export async function fetchRecentKafkaMessages(
   config: Record<string, unknown>,
   topic: string,
-  opts: KafkaCheckOptions & { limit?: number },
-): Promise<FetchedMessage[]> {
-  const limit = Math.max(1, Math.min(opts.limit ?? FETCH_LIMIT, FETCH_LIMIT));
+  opts: KafkaCheckOptions & { limit: number },
+): Promise<RawKafkaMessage[]> {
+  const limit = Math.max(1, Math.floor(opts.limit));
   return withCluster(config, opts, async (client, conn) => {
     const missing = () => new PreflightFailure(`Topic ${topic} does not exist on ${conn.brokers.join(',')}`);
     const meta = await client
@@ -211,65 +229,69 @@ export async function fetchKafkaMessages(
     ]);
     const end = ends.get(topic) ?? [];
     const start = starts.get(topic) ?? [];
-    // Per leader, the partitions to read from max(start, end - limit).
-    const byLeader = new Map<number, { partition: number; fetchOffset: bigint }[]>();
-    info.partitions.forEach((p, partition) => {
+    // The partitions to read, each from max(start, end - limit).
+    const wanted = info.partitions.flatMap((_, partition) => {
       const e = end[partition] ?? 0n;
       const s = start[partition] ?? 0n;
-      if (e <= s) return;
-      const from = e - BigInt(limit) > s ? e - BigInt(limit) : s;
-      const list = byLeader.get(p.leader) ?? [];
-      list.push({ partition, fetchOffset: from });
-      byLeader.set(p.leader, list);
+      if (e <= s) return [];
+      return [{ partition, fetchOffset: e - BigInt(limit) > s ? e - BigInt(limit) : s }];
     });
-    const out: FetchedMessage[] = [];
-    for (const [node, partitions] of byLeader) {
-      const res = await client.fetch({
-        node,
-        maxWaitTime: 100,
-        maxBytes: FETCH_MAX_BYTES,
-        topics: [
-          {
-            topicId: info.id,
-            partitions: partitions.map((p) => ({
-              partition: p.partition,
-              fetchOffset: p.fetchOffset,
-              currentLeaderEpoch: -1,
-              lastFetchedEpoch: -1,
-              partitionMaxBytes: Math.floor(FETCH_MAX_BYTES / partitions.length),
-            })),
-          },
-        ],
-      });
-      for (const t of res.responses) {
-        for (const p of t.partitions) {
-          const from = partitions.find((x) => x.partition === p.partitionIndex)?.fetchOffset ?? 0n;
-          for (const batch of p.records ?? []) {
-            for (const r of batch.records) {
-              const offset = batch.firstOffset + BigInt(r.offsetDelta);
-              if (offset < from) continue;
-              const { value, truncated } = decodeValue(r.value);
-              const headers: Record<string, string> = {};
-              for (const [k, v] of r.headers) if (k) headers[k.toString('utf8')] = text(v) ?? '';
-              out.push({
-                partition: p.partitionIndex,
-                offset: offset.toString(),
-                timestamp: Number(batch.firstTimestamp + r.timestampDelta),
-                key: text(r.key),
-                value,
-                headers,
-                truncated,
-              });
-            }
-          }
+    const out: RawKafkaMessage[] = [];
+    const fetched = await fetchFromLeaders(
+      client,
+      info.id,
+      byLeader(info.partitions, wanted),
+      FETCH_MAX_BYTES,
+    );
+    for (const p of fetched) {
+      const from = wanted.find((x) => x.partition === p.partition)?.fetchOffset ?? 0n;
+      for (const batch of p.batches) {
+        for (const r of batch.records) {
+          const offset = batch.firstOffset + BigInt(r.offsetDelta);
+          if (offset < from) continue;
+          out.push({
+            partition: p.partition,
+            offset,
+            timestamp: batch.firstTimestamp + r.timestampDelta,
+            key: r.key ?? null,
+            value: r.value ?? null,
+            headers: r.headers,
+          });
         }
       }
     }
     // The newest `limit` over all partitions, oldest first.
-    out.sort(
-      (a, b) =>
-        a.timestamp - b.timestamp || a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)),
-    );
+    out.sort((a, b) => {
+      const by = (x: bigint, y: bigint) => (x < y ? -1 : x > y ? 1 : 0);
+      return by(a.timestamp, b.timestamp) || a.partition - b.partition || by(a.offset, b.offset);
+    });
     return out.slice(-limit);
+  });
+}
+
+/**
+ * fetch-messages: the most recent messages of `topic` (at most `limit`,
+ * newest last), values decoded for reading.
+ */
+export async function fetchKafkaMessages(
+  config: Record<string, unknown>,
+  topic: string,
+  opts: KafkaCheckOptions & { limit?: number },
+): Promise<FetchedMessage[]> {
+  const limit = Math.max(1, Math.min(opts.limit ?? FETCH_LIMIT, FETCH_LIMIT));
+  const raw = await fetchRecentKafkaMessages(config, topic, { ...opts, limit });
+  return raw.map((r) => {
+    const { value, truncated } = decodeValue(r.value);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of r.headers) if (k) headers[k.toString('utf8')] = text(v) ?? '';
+    return {
+      partition: r.partition,
+      offset: r.offset.toString(),
+      timestamp: Number(r.timestamp),
+      key: text(r.key),
+      value,
+      headers,
+      truncated,
+    };
   });
 }

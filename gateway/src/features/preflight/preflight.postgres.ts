@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
 import { connectClient, pgConfig, type PostgresSettings } from '@sluice/operator';
-import { describePgFailure, PreflightFailure } from './preflight.errors.js';
+import { describePgFailure, PreflightFailure, refuseSshTunnel } from './preflight.errors.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
 // connection (operator/src/worker/postgres-connection.ts: policy-checked
@@ -42,7 +42,12 @@ function settingsOf(config: Record<string, unknown>): PostgresSettings {
   };
 }
 
-async function withPg<T>(
+/**
+ * Runs `fn` on a short-lived connection (the checks' deadlines); any failure
+ * becomes a PreflightFailure with one sentence for the user. Also the
+ * subscription preview's connection to a source or target.
+ */
+export async function withPg<T>(
   config: Record<string, unknown>,
   opts: PgCheckOptions,
   fn: (client: pg.Client) => Promise<T>,
@@ -51,6 +56,7 @@ async function withPg<T>(
   const where = `${settings.host}:${settings.port ?? 5432}`;
   let client: pg.Client | undefined;
   try {
+    refuseSshTunnel(config, `PostgreSQL at ${where}`);
     client = await connectClient(settings, (tls) => {
       const c = new pg.Client({
         ...pgConfig(settings, {

@@ -129,6 +129,12 @@ const RESPONSE: Partial<Record<PreflightAction, TSchema>> = {
   'fetch-messages': MessageList,
 };
 
+/** What a type's check does, where it says more than the generic description. */
+const CHECK_NOTES: Partial<Record<string, string>> = {
+  ORACLE_TARGET:
+    ' Oracle: logs in with node-oracledb in thin mode over TCP (the configuration has no TLS fields; servers that require native network encryption are refused), 5 s to connect, then reads the session privileges: `ok` false when the user lacks CREATE TABLE. Nothing is created or written.',
+};
+
 function actionRoute(ctx: GatewayContext, def: ConnectorTypeDef, action: PreflightAction): AnyRoute {
   const supported = preflight.isSupported(def, action);
   const check = action === 'check-credentials';
@@ -151,7 +157,8 @@ function actionRoute(ctx: GatewayContext, def: ConnectorTypeDef, action: Preflig
     summary: `${def.title}: ${SUMMARY[action]}`,
     description: supported
       ? check
-        ? 'Answers 200 whenever the check ran: `ok` false with the reason (wrong password, unreachable host, denied address) in `message`. Secrets are never echoed.'
+        ? 'Answers 200 whenever the check ran: `ok` false with the reason (wrong password, unreachable host, denied address) in `message`. Secrets are never echoed.' +
+          (CHECK_NOTES[def.type] ?? '')
         : 'Answers 400 `{detail}` with the reason when the system cannot be reached or refuses the credentials.'
       : 'Not supported by this version of Sluice: answers 501.',
     query: Query,
@@ -175,9 +182,9 @@ function actionRoute(ctx: GatewayContext, def: ConnectorTypeDef, action: Preflig
         case 'list-topics':
           return ok(await preflight.listTopics(ctx, config));
         case 'list-tables':
-          return ok(await preflight.listTables(ctx, config));
+          return ok(await preflight.listTables(ctx, def, config));
         default:
-          return ok(await preflight.fetchSchema(ctx, config, tables));
+          return ok(await preflight.fetchSchema(ctx, def, config, tables));
       }
     },
   });

@@ -19,6 +19,8 @@ import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
 import { PreflightFailure } from './preflight.errors.js';
 import { checkKafka, fetchKafkaMessages, listKafkaTopics } from './preflight.kafka.js';
+import { checkMysql, fetchMysqlSchema, listMysqlTables } from './preflight.mysql.js';
+import { checkOracle } from './preflight.oracle.js';
 import { checkPostgres, fetchPostgresSchema, listPostgresTables } from './preflight.postgres.js';
 import { checkWebhook } from './preflight.webhook.js';
 
@@ -63,6 +65,9 @@ export const notImplemented = (detail: string) => new HttpError(501, detail);
 const SUPPORTED: Record<string, readonly PreflightAction[]> = {
   KAFKA_SOURCE: ['check-credentials', 'list-topics', 'fetch-messages'],
   POSTGRES_SOURCE: ['check-credentials', 'list-tables', 'fetch-schema'],
+  MYSQL_SOURCE: ['check-credentials', 'list-tables', 'fetch-schema'],
+  MARIADB_SOURCE: ['check-credentials', 'list-tables', 'fetch-schema'],
+  ORACLE_TARGET: ['check-credentials'],
   POSTGRES_TARGET: ['check-credentials'],
   WEBHOOK_TARGET: ['check-credentials'],
 };
@@ -183,6 +188,16 @@ export async function resolvedStoredConfiguration(
   return withConnectorDefaults(def.type, await resolveSecretFields(ctx, def, stored.config, stored, []));
 }
 
+/** The answer of a database login that worked: `ok` unless the check found something lacking. */
+function loggedIn(server: string, r: { server_version: string; warnings: string[] }): CheckResult {
+  const base = `Logged in to ${server}`;
+  return {
+    ok: r.warnings.length === 0,
+    message: r.warnings.length ? `${base}, but: ${r.warnings.join('; ')}` : base,
+    details: { server_version: r.server_version, warnings: r.warnings },
+  };
+}
+
 /** Runs a check-credentials; a failure of the system checked is `{ok: false}`. */
 export async function checkCredentials(
   ctx: GatewayContext,
@@ -203,12 +218,16 @@ export async function checkCredentials(
       case 'POSTGRES_SOURCE':
       case 'POSTGRES_TARGET': {
         const r = await checkPostgres(config, o, def.direction === 'source' ? 'source' : 'target');
-        const base = `Logged in to PostgreSQL ${r.server_version}`;
-        return {
-          ok: r.warnings.length === 0,
-          message: r.warnings.length ? `${base}, but: ${r.warnings.join('; ')}` : base,
-          details: { server_version: r.server_version, warnings: r.warnings },
-        };
+        return loggedIn(`PostgreSQL ${r.server_version}`, r);
+      }
+      case 'MYSQL_SOURCE':
+      case 'MARIADB_SOURCE': {
+        const r = await checkMysql(mysqlEngine(def), config, o);
+        return loggedIn(`${mysqlEngine(def)} ${r.server_version}`, r);
+      }
+      case 'ORACLE_TARGET': {
+        const r = await checkOracle(config, o);
+        return loggedIn(`Oracle Database ${r.server_version}`, r);
       }
       case 'WEBHOOK_TARGET': {
         const r = await checkWebhook(config, o);
@@ -237,12 +256,20 @@ export function listTopics(ctx: GatewayContext, config: Config) {
   return answer(async () => ({ topics: await listKafkaTopics(config, options(ctx)) }));
 }
 
-export function listTables(ctx: GatewayContext, config: Config) {
-  return answer(async () => ({ tables: await listPostgresTables(config, options(ctx)) }));
+/** MYSQL_SOURCE and MARIADB_SOURCE share their checks; the name says which server the user meant. */
+const mysqlEngine = (def: ConnectorTypeDef) => (def.type === 'MARIADB_SOURCE' ? 'MariaDB' : 'MySQL');
+const isMysql = (def: ConnectorTypeDef) => def.type === 'MYSQL_SOURCE' || def.type === 'MARIADB_SOURCE';
+
+export function listTables(ctx: GatewayContext, def: ConnectorTypeDef, config: Config) {
+  return answer(async () => ({
+    tables: isMysql(def)
+      ? await listMysqlTables(mysqlEngine(def), config, options(ctx))
+      : await listPostgresTables(config, options(ctx)),
+  }));
 }
 
 /** fetch-schema: the tables of `tables` in the body, else the capture list. */
-export function fetchSchema(ctx: GatewayContext, config: Config, tables: unknown) {
+export function fetchSchema(ctx: GatewayContext, def: ConnectorTypeDef, config: Config, tables: unknown) {
   const list = tables === undefined ? config.whitelist : tables;
   if (
     !Array.isArray(list) ||
@@ -251,11 +278,16 @@ export function fetchSchema(ctx: GatewayContext, config: Config, tables: unknown
   ) {
     throw invalid(
       ['body', 'tables'],
-      'Give the tables as a non-empty list of "schema.table" (or a whitelist)',
+      `Give the tables as a non-empty list of "${isMysql(def) ? 'database' : 'schema'}.table" (or a whitelist)`,
     );
   }
   if (list.length > 100) throw invalid(['body', 'tables'], 'At most 100 tables per call');
-  return answer(async () => ({ tables: await fetchPostgresSchema(config, list as string[], options(ctx)) }));
+  const names = list as string[];
+  return answer(async () => ({
+    tables: isMysql(def)
+      ? await fetchMysqlSchema(mysqlEngine(def), config, names, options(ctx))
+      : await fetchPostgresSchema(config, names, options(ctx)),
+  }));
 }
 
 /**

@@ -62,7 +62,9 @@ export function subscriptionRoutes(ctx: GatewayContext): AnyRoute[] {
       summary: 'Deliver one data model to one target connector',
       description:
         'Defaults: name `{data model}-{target}`, target_table_name the table part of the entry, ' +
-        'consumer_id `sluice-{id}`, enabled, no backfill, no error table. Both ends must belong to one team.',
+        'consumer_id `sluice-{id}`, enabled, no backfill, no error table. Both ends must belong to one team. ' +
+        'Kubernetes: created in the release namespace, so both ends must live there (an end applied in ' +
+        'another watched namespace is a 422 naming it: references never cross namespaces).',
       body: SubscriptionCreate,
       responses: {
         201: { description: 'Created', schema: SubscriptionRead },

@@ -105,7 +105,8 @@ export async function planSubscription(
 /**
  * The data model and target of a request, with access checks: unknown ids
  * are 422s located at their field, foreign teams 403, and both ends must
- * belong to one team.
+ * belong to one team, and to the release namespace, where the subscription
+ * is created (docs/architecture.md, "Ids across namespaces").
  */
 export async function resolveEnds(
   ctx: GatewayContext,
@@ -134,6 +135,14 @@ export async function resolveEnds(
       'The target connector belongs to another team than the data model',
     );
   }
+  const home = ctx.catalog.namespace;
+  for (const issue of [
+    await ctx.catalog.referenceIssue('DataModel', datamodelId, home, [...loc, 'datamodel_id']),
+    await ctx.catalog.referenceIssue('Connector', targetId, home, [...loc, 'target_connector_id']),
+  ]) {
+    if (issue) issues.push(issue);
+  }
+  if (issues.length > 0) throw unprocessable(issues);
   const datamodel = await ctx.catalog.get<DataModelResource>('DataModel', datamodelId);
   const target = await ctx.catalog.get<ConnectorResource>('Connector', targetId);
   if (!datamodel || !target) throw notFound('Data model or connector not found');

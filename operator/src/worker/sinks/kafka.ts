@@ -1,4 +1,5 @@
 import { Producer, ProduceAcks, stringSerializers, type MessageToProduce } from '@platformatic/kafka';
+import type { WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { clientOptions, kafkaConnection } from '../kafka/connection.js';
@@ -64,7 +65,8 @@ export class KafkaSink implements Sink {
   }
 }
 
-export const kafkaTargetEngine: Engine = targetEngine(async (config) => {
+/** A connected KafkaSink of a target configuration (secrets resolved). */
+export async function openKafkaSink(config: WorkerConfig): Promise<Sink> {
   const sink = new KafkaSink(config.configuration, `sluice-${config.connector_id}`);
   try {
     await sink.connect();
@@ -73,4 +75,6 @@ export const kafkaTargetEngine: Engine = targetEngine(async (config) => {
     throw e;
   }
   return sink;
-});
+}
+
+export const kafkaTargetEngine: Engine = targetEngine(openKafkaSink);

@@ -115,3 +115,51 @@ export function plannedTypes(
   }
   return out;
 }
+
+/** What kind of values a PostgreSQL type takes, for the comparison of typeConflicts. */
+function familyOf(type: string): 'number' | 'boolean' | 'temporal' | 'text' | 'json' | 'other' {
+  const t = type.toLowerCase();
+  if (/^(smallint|integer|bigint|real|double precision|numeric|decimal)\b/.test(t)) return 'number';
+  if (t === 'boolean') return 'boolean';
+  if (/^(date|time|timestamp)\b/.test(t)) return 'temporal';
+  if (/^(text|character|character varying|varchar|char|citext|name)\b/.test(t)) return 'text';
+  if (t === 'json' || t === 'jsonb') return 'json';
+  return 'other';
+}
+
+export interface TypeConflict {
+  column: string;
+  /** The column's type in the existing table (format_type). */
+  table_type: string;
+  /** The type Sluice would give it: the mapper's cast, else inferred from the values. */
+  mapper_type: string;
+}
+
+/**
+ * Columns of an existing table whose type may refuse what the mapper
+ * produces: the sink sends every value as text cast to the table's type
+ * (postgres.ts), so a text or json column takes anything, while a number,
+ * boolean or date/time column refuses values of another kind (the batch then
+ * fails). Types Sluice does not know (uuid, arrays, enums…) are not judged.
+ * The sink never retypes a column; this is the preview's warning.
+ */
+export function typeConflicts(
+  existingColumns: ReadonlyMap<string, string>,
+  rows: readonly Record<string, unknown>[],
+  keyColumns: readonly string[],
+  casts: Readonly<Record<string, CastType>> = {},
+): TypeConflict[] {
+  const planned = plannedTypes(null, rows, keyColumns, casts);
+  const out: TypeConflict[] = [];
+  for (const [column, mapperType] of planned) {
+    const tableType = existingColumns.get(column);
+    if (tableType === undefined) continue;
+    const have = familyOf(tableType);
+    if (have === 'text' || have === 'json' || have === 'other') continue;
+    // A column null in every row is inferred as text but carries no value to refuse.
+    const cast = Object.hasOwn(casts, column) ? casts[column] : undefined;
+    if (!cast && rows.every((r) => r[column] === null || r[column] === undefined)) continue;
+    if (familyOf(mapperType) !== have) out.push({ column, table_type: tableType, mapper_type: mapperType });
+  }
+  return out;
+}

@@ -6,7 +6,7 @@ import {
 } from '../../../../shared/test/postgres.js';
 import type { Sink, SinkRecord } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
-import { ddlFor } from './postgres-ddl.js';
+import { ddlFor, typeConflicts } from './postgres-ddl.js';
 
 const upsert = (table: string, row: Record<string, unknown>, keyColumns = ['id']): SinkRecord => ({
   op: 'upsert',
@@ -47,6 +47,33 @@ describe('ddlFor (what the preview shows)', () => {
   it('quotes names that are user data', () => {
     const [sql] = ddlFor({ schema: 'Sales', table: 'we"ird' }, null, [{ 'Key"': 'x' }], ['Key"']);
     expect(sql).toBe('CREATE TABLE IF NOT EXISTS "Sales"."we""ird" ("Key""" text, PRIMARY KEY ("Key"""))');
+  });
+});
+
+describe('typeConflicts (what the preview warns of)', () => {
+  const table = new Map([
+    ['id', 'integer'],
+    ['amount', 'numeric(10,2)'],
+    ['paid', 'boolean'],
+    ['note', 'character varying(20)'],
+    ['at', 'timestamp with time zone'],
+    ['tags', 'text[]'],
+  ]);
+
+  it('reports values a number, boolean or date column would refuse, by cast or by value', () => {
+    const rows = [{ id: 1, amount: 'lots', paid: 1, note: { a: 1 }, at: '2024-01-02', tags: 'x' }];
+    expect(typeConflicts(table, rows, ['id'], { at: 'date' })).toEqual([
+      { column: 'amount', table_type: 'numeric(10,2)', mapper_type: 'text' },
+      { column: 'paid', table_type: 'boolean', mapper_type: 'bigint' },
+    ]);
+  });
+
+  it('accepts matching kinds, text columns, unknown types, all-null columns and new columns', () => {
+    const rows = [{ id: 2, amount: 3.5, paid: true, note: 7, at: null, tags: 'x', extra: 'new' }];
+    expect(typeConflicts(table, rows, ['id'])).toEqual([]);
+    expect(typeConflicts(table, [{ id: 3, at: 'soon' }], ['id'], { at: 'string' })).toEqual([
+      { column: 'at', table_type: 'timestamp with time zone', mapper_type: 'text' },
+    ]);
   });
 });
 

@@ -69,6 +69,28 @@ const UNIQUE_KEYS_SQL = `
    where n.nspname = $1 and c.relname = $2 and i.indisunique
      and i.indpred is null and i.indexprs is null`;
 
+/** The columns of a table and their types (format_type); null when there is no such table. */
+export async function describeTable(client: pg.Client, ref: TableRef): Promise<Map<string, string> | null> {
+  const { rows } = await client.query<{ name: string; type: string }>(DESCRIBE_SQL, [ref.schema, ref.table]);
+  return rows.length === 0 ? null : new Map(rows.map((r) => [r.name, r.type]));
+}
+
+/**
+ * Why an existing table cannot take upserts by `keyColumns` (no primary key
+ * or unique index on exactly them), or null when it can. The sink refuses
+ * such a table; the preview endpoint reports it.
+ */
+export async function uniqueKeyProblem(
+  client: pg.Client,
+  ref: TableRef,
+  keyColumns: readonly string[],
+): Promise<string | null> {
+  const { rows } = await client.query<{ cols: string[] }>(UNIQUE_KEYS_SQL, [ref.schema, ref.table]);
+  const wanted = [...keyColumns].sort().join('\0');
+  if (rows.some((r) => [...r.cols].sort().join('\0') === wanted)) return null;
+  return `Table ${qualified(ref)} has no primary key or unique index on (${keyColumns.join(', ')}), the subscription's primary-key columns: upserts need one`;
+}
+
 export function createPostgresSink(
   settings: PostgresTargetSettings,
   options: PostgresSinkOptions = {},
@@ -166,7 +188,7 @@ class PostgresSink implements Sink {
       rows.some((row) => Object.keys(row).some((c) => !cols.has(c)));
     if (cached && !needsColumn(cached.columns)) return cached;
 
-    const existing = await this.describe(client, ref);
+    const existing = await describeTable(client, ref);
     const casts = this.options.castsFor?.(ref.table) ?? {};
     if (plan.upserts.length === 0) {
       // Only deletes: nothing to create (no table: nothing to delete either).
@@ -179,17 +201,9 @@ class PostgresSink implements Sink {
     // After `IF NOT EXISTS` a concurrent creator may have won: read back what is there.
     const columns =
       existing === null
-        ? await this.describe(client, ref)
+        ? await describeTable(client, ref)
         : plannedTypes(existing, plan.upserts, plan.keyColumns, casts);
     return { columns: columns ?? plannedTypes(null, plan.upserts, plan.keyColumns, casts) };
-  }
-
-  private async describe(client: pg.Client, ref: TableRef): Promise<Map<string, string> | null> {
-    const { rows } = await client.query<{ name: string; type: string }>(DESCRIBE_SQL, [
-      ref.schema,
-      ref.table,
-    ]);
-    return rows.length === 0 ? null : new Map(rows.map((r) => [r.name, r.type]));
   }
 
   private async checkUniqueKey(
@@ -197,13 +211,8 @@ class PostgresSink implements Sink {
     ref: TableRef,
     keyColumns: readonly string[],
   ): Promise<void> {
-    const { rows } = await client.query<{ cols: string[] }>(UNIQUE_KEYS_SQL, [ref.schema, ref.table]);
-    const wanted = [...keyColumns].sort().join('\0');
-    if (!rows.some((r) => [...r.cols].sort().join('\0') === wanted)) {
-      throw new PostgresSinkError(
-        `Table ${qualified(ref)} has no primary key or unique index on (${keyColumns.join(', ')}), the subscription's primary-key columns: upserts need one`,
-      );
-    }
+    const problem = await uniqueKeyProblem(client, ref, keyColumns);
+    if (problem) throw new PostgresSinkError(problem);
   }
 
   private async deleteKeys(
@@ -234,16 +243,7 @@ class PostgresSink implements Sink {
     state: TableState,
     plan: TablePlan,
   ): Promise<void> {
-    // Rows of one statement share their column list: a row without a column
-    // leaves that column as it is, rather than nulling it.
-    const groups = new Map<string, Record<string, unknown>[]>();
-    for (const row of plan.upserts) {
-      const signature = Object.keys(row).sort().join('\0');
-      const group = groups.get(signature);
-      if (group) group.push(row);
-      else groups.set(signature, [row]);
-    }
-    for (const rows of groups.values()) {
+    for (const rows of byColumnSet(plan.upserts)) {
       const first = rows[0] as Record<string, unknown>;
       const columns = Object.keys(first);
       const types = columns.map((c) => typeOf(state, ref, c));
@@ -272,6 +272,21 @@ function typeOf(state: TableState, ref: TableRef, column: string): string {
     throw new PostgresSinkError(`Table ${qualified(ref)} has no column "${column}"`);
   }
   return type;
+}
+
+/**
+ * `rows` grouped by their set of columns, for one statement each: a row
+ * without a column then leaves that column as it is, rather than nulling it.
+ */
+export function byColumnSet(rows: readonly Record<string, unknown>[]): Record<string, unknown>[][] {
+  const groups = new Map<string, Record<string, unknown>[]>();
+  for (const row of rows) {
+    const signature = Object.keys(row).sort().join('\0');
+    const group = groups.get(signature);
+    if (group) group.push(row);
+    else groups.set(signature, [row]);
+  }
+  return [...groups.values()];
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { CastType, WorkerConfig } from '@sluice/shared';
+import type { CastType, OutboundPolicy, WorkerConfig } from '@sluice/shared';
+import type { Sink } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { targetEngine } from '../target/target-loop.js';
@@ -23,19 +24,32 @@ export function castsByTable(config: WorkerConfig): Map<string, Record<string, C
   return byTable;
 }
 
-export const postgresTargetEngine: Engine = targetEngine(async (config) => {
+/** Where a Sink may connect: the worker's policy, or the gateway's for a backfill run there. */
+export interface SinkOpenOptions {
+  policy: OutboundPolicy;
+}
+
+export async function openPostgresSink(config: WorkerConfig, o: SinkOpenOptions): Promise<Sink> {
   const casts = castsByTable(config);
   return createPostgresSink(config.configuration as unknown as PostgresTargetSettings, {
     castsFor: (table) => casts.get(table),
-    policy: workerOutboundPolicy(),
+    policy: o.policy,
     applicationName: `sluice-${config.connector_id}`.slice(0, 63),
   });
-});
+}
 
-export const webhookTargetEngine: Engine = targetEngine(async (config) =>
-  createWebhookSink(config.configuration as unknown as WebhookTargetSettings, {
-    policy: workerOutboundPolicy(),
+export async function openWebhookSink(config: WorkerConfig, o: SinkOpenOptions): Promise<Sink> {
+  return createWebhookSink(config.configuration as unknown as WebhookTargetSettings, {
+    policy: o.policy,
     // The schema admits http:// URLs (in-cluster receivers); the address policy still applies.
     allowHttp: true,
-  }),
+  });
+}
+
+export const postgresTargetEngine: Engine = targetEngine((config) =>
+  openPostgresSink(config, { policy: workerOutboundPolicy() }),
+);
+
+export const webhookTargetEngine: Engine = targetEngine((config) =>
+  openWebhookSink(config, { policy: workerOutboundPolicy() }),
 );

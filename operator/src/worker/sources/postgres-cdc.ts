@@ -91,14 +91,14 @@ export function cdcNames(
   return { slot: settings.slot_name ?? generated, publication: settings.publication_name ?? generated };
 }
 
-function parseEntry(entry: string): { schema: string; table: string } {
+export function parseEntry(entry: string): { schema: string; table: string } {
   const dot = entry.indexOf('.');
   return dot < 0
     ? { schema: 'public', table: entry }
     : { schema: entry.slice(0, dot), table: entry.slice(dot + 1) };
 }
 
-const qualifiedEntry = (e: { schema: string; table: string }) =>
+export const qualifiedEntry = (e: { schema: string; table: string }) =>
   `${quoteIdent(e.schema)}.${quoteIdent(e.table)}`;
 
 type Connect = (replication: boolean) => Promise<pg.Client>;
@@ -123,7 +123,7 @@ function connector(settings: PostgresSettings, policy: OutboundPolicy | undefine
 }
 
 /** The primary-key columns of a table, in key order; null when it has none. */
-async function primaryKey(client: pg.Client, relation: string | number): Promise<string[] | null> {
+export async function primaryKey(client: pg.Client, relation: string | number): Promise<string[] | null> {
   const { rows } = await client.query<{ name: string }>(
     `select a.attname::text as name
        from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)

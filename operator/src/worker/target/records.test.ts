@@ -72,11 +72,40 @@ describe('mapping consumed messages to sink records', () => {
     expect(ins.records).toEqual([{ op: 'upsert', table: 'out', row: { id: 8 }, keyColumns: ['id'] }]);
   });
 
+  it('a delete needs only its key: a required non-key column missing from `before` is no failure; a missing key is', () => {
+    const s = prepareSubscription(
+      sub({
+        stream: { kind: 'platform' },
+        mapper_config: [
+          { key: 'id', path: 'id', cast: 'int', primary_key: true },
+          { key: 'qty', path: 'qty', cast: 'int', nullable: false },
+        ],
+      }),
+    );
+    const del = mapMessage(msg({ op: 'd', before: { id: '7' }, after: null, key: { id: 7 } }), [s]);
+    expect(del.failures).toEqual([]);
+    expect(del.records).toEqual([{ op: 'delete', table: 'out', row: { id: 7 }, keyColumns: ['id'] }]);
+    // Without its key a delete cannot be applied: it is a failure, in the error table.
+    const keyless = mapMessage(msg({ op: 'd', before: { qty: 1 }, after: null, key: {} }), [s]);
+    expect(keyless.failures).toHaveLength(1);
+    expect(keyless.records.map((r) => r.table)).toEqual(['errors']);
+    // An upsert missing the required column is still a failure.
+    const upsert = mapMessage(msg({ op: 'c', before: null, after: { id: '8' }, key: { id: 8 } }), [s]);
+    expect(upsert.failures).toHaveLength(1);
+    expect(upsert.records.map((r) => r.table)).toEqual(['errors']);
+  });
+
   it('not-JSON messages and rows with an error key go to the error table with the original message and the reason', () => {
     const s = prepareSubscription(sub({ mapper_config: [{ key: 'n', path: 'n', cast: 'int' }] }));
     const bad = mapMessage(msg('{oops'), [s]);
     expect(bad.failures).toEqual([
-      { subscription: 's1', kind: 'not_json', reason: expect.stringMatching(/^not JSON/) },
+      {
+        subscription: 's1',
+        kind: 'not_json',
+        reason: expect.stringMatching(/^not JSON/),
+        index: 0,
+        row: null,
+      },
     ]);
     expect(bad.records).toEqual([
       expect.objectContaining({
@@ -91,7 +120,7 @@ describe('mapping consumed messages to sink records', () => {
       }),
     ]);
     const failed = mapMessage(msg({ n: 'many' }), [s]);
-    expect(failed.failures[0]?.kind).toBe('mapper');
+    expect(failed.failures[0]).toMatchObject({ kind: 'mapper', index: 0, row: { n: null } });
     expect(failed.records[0]?.row).toMatchObject({ row: { n: null, error: expect.any(String) } });
   });
 
@@ -99,7 +128,9 @@ describe('mapping consumed messages to sink records', () => {
     const s = prepareSubscription(sub({ error_table: { enabled: false } }));
     const out = mapMessage(msg(''), [s]);
     expect(out.records).toEqual([]);
-    expect(out.failures).toEqual([{ subscription: 's1', kind: 'empty', reason: 'empty message (no value)' }]);
+    expect(out.failures).toEqual([
+      { subscription: 's1', kind: 'empty', reason: 'empty message (no value)', index: 0, row: null },
+    ]);
   });
 
   it('only the subscriptions of the message topic see it; an invalid mapper is refused at start', () => {

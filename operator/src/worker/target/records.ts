@@ -71,9 +71,17 @@ export interface MappedMessage {
   records: SinkRecord[];
   /**
    * Rows and messages that failed (also in `records` when an error table is
-   * enabled). `kind` is for logs and metrics; `reason` may quote the content.
+   * enabled). `kind` is for logs and metrics; `reason` may quote the content;
+   * `index` and `row` are the failed row of the mapper's output (null when the
+   * message itself failed), which the preview endpoint shows.
    */
-  failures: { subscription: string; kind: FailureKind; reason: string }[];
+  failures: {
+    subscription: string;
+    kind: FailureKind;
+    reason: string;
+    index: number;
+    row: MapperRow | null;
+  }[];
   /** When the event was produced, ms since the epoch: `emitted_ms` of an envelope, else the Kafka timestamp. */
   producedMs: number;
 }
@@ -125,7 +133,7 @@ export function mapMessage(m: ConsumedMessage, subs: readonly PreparedSubscripti
     index: number,
     row: MapperRow | null,
   ) => {
-    failures.push({ subscription: s.config.id, kind, reason });
+    failures.push({ subscription: s.config.id, kind, reason, index, row });
     const et = s.config.error_table;
     if (!et.enabled || !et.name) return;
     records.push({
@@ -167,10 +175,26 @@ export function mapMessage(m: ConsumedMessage, subs: readonly PreparedSubscripti
       input = { ...input, _kafka: metadataOf(m) };
     }
     const rows: MapperRow[] = s.mapper ? s.mapper.apply(input) : [isObject(input) ? input : { value: input }];
-    rows.forEach((row, index) => {
-      if ('error' in row) {
-        fail(s, 'mapper', String(row.error), index, row);
+    rows.forEach((mapped, index) => {
+      let row = mapped;
+      // A delete is applied by its key: without one it would delete nothing.
+      const keyless = op === 'delete' ? s.keyColumns.filter((k) => row[k] == null) : [];
+      if (keyless.length > 0) {
+        const reason =
+          'error' in row ? String(row.error) : `a delete without a value for its key (${keyless.join(', ')})`;
+        fail(s, 'mapper', reason, index, row);
         return;
+      }
+      if ('error' in row) {
+        // A delete needs its key only. Its `before` holds just the key columns
+        // unless the table has REPLICA IDENTITY FULL, so a rule requiring
+        // another column (`nullable: false`) must not turn every delete into
+        // a failure: with each key column mapped, the key is what is deleted.
+        if (op !== 'delete' || s.keyColumns.length === 0) {
+          fail(s, 'mapper', String(row.error), index, row);
+          return;
+        }
+        row = Object.fromEntries(s.keyColumns.map((k) => [k, mapped[k]]));
       }
       records.push({
         op,

@@ -16,7 +16,12 @@ import {
 } from '../kafka/connection.js';
 import { LATENCY_BUCKETS_S } from '../metrics.js';
 import { resolveSecrets } from '../secrets.js';
-import { mapMessage, prepareSubscription, type PreparedSubscription } from './records.js';
+import {
+  mapMessage,
+  prepareSubscription,
+  type ConsumedMessage,
+  type PreparedSubscription,
+} from './records.js';
 
 // The target worker: consume the streams of the enabled subscriptions, map,
 // write batches to the Sink, and commit offsets only after the Sink confirmed
@@ -34,12 +39,15 @@ export interface TargetLoopOptions {
   writeAttempts: number;
 }
 
+/** A positive number from the environment, else `fallback`. */
+export function positiveSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const v = Number(env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
 /** Defaults, overridable by the environment (bench/ and tests tune them; docs/data-plane.md). */
 export function loopOptions(env: NodeJS.ProcessEnv = process.env): TargetLoopOptions {
-  const num = (name: string, fallback: number) => {
-    const v = Number(env[name]);
-    return Number.isFinite(v) && v > 0 ? v : fallback;
-  };
+  const num = (name: string, fallback: number) => positiveSetting(env, name, fallback);
   return {
     batchSize: num('SLUICE_BATCH_SIZE', 500),
     lingerMs: num('SLUICE_BATCH_LINGER_MS', 50),
@@ -130,15 +138,22 @@ export function targetEngine(createSink: SinkFactory, options = loopOptions()): 
   };
 }
 
-type TargetMetrics = ReturnType<typeof metricsOf>;
+export type TargetMetrics = ReturnType<typeof metricsOf>;
 
-function metricsOf(ctx: WorkerContext) {
+/** The target loop's metric families (a backfill registers them on a registry of its own). */
+export function metricsOf(ctx: WorkerContext) {
   const r = ctx.metrics;
   return {
-    messagesIn: r.counter('sluice_worker_messages_in_total', 'Messages consumed from the change streams'),
+    // By subscription (the operator's monitoring collector adds them up per
+    // data model and pipeline): a message of a topic two subscriptions of the
+    // same consumer group read counts once for each.
+    messagesIn: r.counter(
+      'sluice_worker_messages_in_total',
+      'Messages consumed from the change streams, by topic and subscription',
+    ),
     messagesOut: r.counter(
       'sluice_worker_messages_out_total',
-      'Messages whose records the target confirmed (offsets committed)',
+      'Messages whose records the target confirmed (offsets committed), by subscription',
     ),
     rowsWritten: r.counter('sluice_worker_rows_written_total', 'Rows written to the target, by table'),
     errors: r.counter(
@@ -151,9 +166,13 @@ function metricsOf(ctx: WorkerContext) {
       '1 while consumption is paused because the target is slower',
     ),
     batches: r.counter('sluice_worker_batches_total', 'Batches written to the target'),
+    lastEvent: r.gauge(
+      'sluice_worker_last_event_timestamp_seconds',
+      'Time of the newest event the target confirmed, by subscription',
+    ),
     latency: r.histogram(
       'sluice_worker_end_to_end_latency_seconds',
-      'From the event (emitted_ms, or the Kafka timestamp) to its confirmation by the target',
+      'From the event (emitted_ms, or the Kafka timestamp) to its confirmation by the target, by subscription',
       LATENCY_BUCKETS_S,
     ),
   };
@@ -235,7 +254,8 @@ async function startGroup(
   const active = stream;
   active.on('data', (msg: RawMessage) => {
     buffer.push(msg);
-    m.messagesIn.inc({ topic: msg.topic });
+    for (const s of subsOf.get(msg.topic) ?? [])
+      m.messagesIn.inc({ topic: msg.topic, subscription: s.config.id });
     if (buffer.length >= o.maxBuffered && !active.isPaused()) {
       active.pause();
       m.paused.set({ group: g.groupId }, 1);
@@ -265,7 +285,8 @@ async function startGroup(
       await writeBatch(batch, subsOf, sink, signal, ctx, m, o);
       if (signal.aborted) return; // not confirmed everywhere: redelivered to the next worker
       await commit(batch, ctx);
-      m.messagesOut.inc({}, batch.length);
+      for (const msg of batch)
+        for (const s of subsOf.get(msg.topic) ?? []) m.messagesOut.inc({ subscription: s.config.id });
       if (active.isPaused() && buffer.length < o.maxBuffered / 2) {
         active.resume();
         m.paused.set({ group: g.groupId }, 0);
@@ -275,8 +296,13 @@ async function startGroup(
   return { done, close };
 }
 
-async function writeBatch(
-  batch: RawMessage[],
+/**
+ * Maps a batch with each subscription of its topics and writes it to the
+ * Sink, retried with back-off: the one write path of live delivery and of
+ * backfills (docs/data-plane.md "Backfills").
+ */
+export async function writeBatch(
+  batch: readonly ConsumedMessage[],
   subsOf: Map<string, PreparedSubscription[]>,
   sink: Sink,
   signal: AbortSignal,
@@ -285,7 +311,7 @@ async function writeBatch(
   o: TargetLoopOptions,
 ): Promise<void> {
   const records: SinkRecord[] = [];
-  const produced: number[] = [];
+  const produced: { ms: number; topic: string }[] = [];
   const errorTableOf = new Map<string, string>();
   for (const list of subsOf.values()) {
     for (const s of list) {
@@ -296,7 +322,7 @@ async function writeBatch(
   for (const msg of batch) {
     const mapped = mapMessage(msg, subsOf.get(msg.topic) ?? []);
     records.push(...mapped.records);
-    produced.push(mapped.producedMs);
+    produced.push({ ms: mapped.producedMs, topic: msg.topic });
     for (const f of mapped.failures) {
       m.errors.inc({ subscription: f.subscription, kind: f.kind });
       // The position and the kind of failure, never the reason's text: it
@@ -325,7 +351,14 @@ async function writeBatch(
     }
   }
   const now = Date.now();
-  for (const ms of produced) if (ms > 0) m.latency.observe(Math.max(0, now - ms) / 1000);
+  for (const { ms, topic } of produced) {
+    if (ms <= 0) continue;
+    for (const s of subsOf.get(topic) ?? []) {
+      const labels = { subscription: s.config.id };
+      m.latency.observe(Math.max(0, now - ms) / 1000, labels);
+      if (ms / 1000 > m.lastEvent.get(labels)) m.lastEvent.set(labels, ms / 1000);
+    }
+  }
   const byTable = new Map<string, number>();
   for (const r of records) byTable.set(r.table, (byTable.get(r.table) ?? 0) + 1);
   for (const [table, n] of byTable) m.rowsWritten.inc({ table }, n);

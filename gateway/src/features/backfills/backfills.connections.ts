@@ -1,0 +1,149 @@
+import pg from 'pg';
+import { Consumer } from '@platformatic/kafka';
+import {
+  openKafkaSink,
+  openPostgresSink,
+  openWebhookSink,
+  pgConfig,
+  connectClient,
+  kafkaConnection,
+  resolveSecrets,
+  type PostgresSettings,
+  type Sink,
+} from '@sluice/operator';
+import {
+  sourceWorkerConfig,
+  targetWorkerConfig,
+  workerSecretEnv,
+  type ConnectorResource,
+  type DataModelResource,
+  type OutboundPolicy,
+  type SubscriptionResource,
+  type WorkerConfig,
+} from '@sluice/shared';
+import type { GatewayContext } from '../../context.js';
+import { assertBrokersAllowed, options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
+import { describeKafkaFailure, describePgFailure } from '../preflight/preflight.errors.js';
+import { preflightPolicy } from '../preflight/preflight.service.js';
+
+// What a backfill connects to, from the gateway: the source (its Kafka
+// cluster, or its database) and the target, through the workers' own
+// connection and sink code, with the secrets of the worker configuration
+// resolved from the secret store in memory only, and under the gateway's
+// outbound-address policy (docs/data-plane.md "Outbound addresses").
+
+/** Deadline of connecting and of one request to a source while planning. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** A worker configuration with its `valueFrom` references replaced by their values (never logged). */
+async function resolved(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
+  return resolveSecrets(config, await workerSecretEnv(ctx.secretStore, ctx.config.namespace, config));
+}
+
+async function resource<T>(
+  ctx: GatewayContext,
+  kind: 'Connector' | 'DataModel' | 'Subscription',
+  id: string,
+) {
+  const found = await ctx.catalog.get(kind, id);
+  if (!found) throw new Error(`The ${kind.toLowerCase()} ${id} no longer exists`);
+  return found as T;
+}
+
+export const policyOf = (ctx: GatewayContext): OutboundPolicy => preflightPolicy(ctx);
+
+/** The source connector's configuration, secrets resolved. */
+export async function sourceSettings(
+  ctx: GatewayContext,
+  sourceId: string,
+): Promise<Record<string, unknown>> {
+  const source = await resource<ConnectorResource>(ctx, 'Connector', sourceId);
+  return (await resolved(ctx, sourceWorkerConfig(source, []))).configuration;
+}
+
+/** A Kafka client of a KAFKA_SOURCE's cluster that joins no group (fetch and list offsets only). */
+export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
+  const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
+  const policy = policyOf(ctx);
+  await assertBrokersAllowed(policy, conn.brokers);
+  const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    ...kafkaClientOptions(conn, policy, CONNECT_TIMEOUT_MS),
+    // Unlike a pre-flight check, a run rides out a short broker outage.
+    clientId: 'sluice-backfill',
+    retries: 5,
+    retryDelay: 500,
+    groupId: `sluice-backfill-${sourceId}`,
+  });
+  try {
+    // The client dials the brokers the cluster advertises: they are checked too.
+    const meta = await client.metadata({ topics: [] });
+    await assertBrokersAllowed(
+      policy,
+      [...meta.brokers.values()].map((b) => `${b.host}:${b.port}`),
+    );
+  } catch (e) {
+    await client.close(true).catch(() => undefined);
+    throw e;
+  }
+  return client;
+}
+
+/** A session on a database source (reads only). */
+export async function openSourceDatabase(ctx: GatewayContext, sourceId: string): Promise<pg.Client> {
+  const c = await sourceSettings(ctx, sourceId);
+  const settings = {
+    ...(c as unknown as PostgresSettings),
+    port: typeof c.port === 'number' ? c.port : 5432,
+  };
+  const policy = policyOf(ctx);
+  return connectClient(settings, (tls) => {
+    const client = new pg.Client({
+      ...pgConfig(settings, {
+        policy,
+        applicationName: 'sluice-backfill',
+        ...(tls === undefined ? {} : { tls }),
+      }),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
+    // A connection error between two queries must not crash the gateway; the next query fails.
+    client.on('error', () => undefined);
+    return client;
+  });
+}
+
+/** How the targets of this version open their Sink (the workers' own factories). */
+const SINKS: Record<string, (config: WorkerConfig, policy: OutboundPolicy) => Promise<Sink>> = {
+  KAFKA_TARGET: (config, policy) =>
+    assertBrokersAllowed(policy, kafkaConnection(config.configuration).brokers).then(() =>
+      openKafkaSink(config),
+    ),
+  POSTGRES_TARGET: (config, policy) => openPostgresSink(config, { policy }),
+  WEBHOOK_TARGET: (config, policy) => openWebhookSink(config, { policy }),
+};
+
+export const backfillTargetTypes = (): string[] => Object.keys(SINKS);
+
+/**
+ * The target worker's configuration narrowed to one subscription, secrets
+ * resolved, and the Sink it writes to.
+ */
+export async function openTarget(
+  ctx: GatewayContext,
+  subscriptionId: string,
+): Promise<{ config: WorkerConfig; sink: Sink }> {
+  const subscription = await resource<SubscriptionResource>(ctx, 'Subscription', subscriptionId);
+  const datamodel = await resource<DataModelResource>(ctx, 'DataModel', subscription.spec.datamodelId);
+  const source = await resource<ConnectorResource>(ctx, 'Connector', datamodel.spec.connectorId);
+  const target = await resource<ConnectorResource>(ctx, 'Connector', subscription.spec.targetConnectorId);
+  const open = SINKS[target.spec.connectorType];
+  if (!open) throw new Error(`Backfills into ${target.spec.connectorType} are not supported by this version`);
+  const config = await resolved(ctx, targetWorkerConfig(target, [{ subscription, datamodel, source }]));
+  return { config, sink: await open(config, policyOf(ctx)) };
+}
+
+/** One sentence for a failure reading a source (the pre-flight checks' wording; no stack, no secret). */
+export function describeSourceFailure(mode: 'stream' | 'snapshot', e: unknown): string {
+  return mode === 'stream'
+    ? describeKafkaFailure(e, "the source's Kafka cluster")
+    : describePgFailure(e, 'the source database');
+}

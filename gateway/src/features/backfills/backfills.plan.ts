@@ -1,0 +1,212 @@
+import { estimateTableRows, remainingIn, retainedRange } from '@sluice/operator';
+import {
+  changeStreamTopic,
+  type BackfillMode,
+  type BackfillPreviewItem,
+  type BackfillRequest,
+  type ConnectorResource,
+  type DataModelResource,
+  type SubscriptionSpec,
+} from '@sluice/shared';
+import { requireTeam } from '../../auth/access.js';
+import type { Principal } from '../../auth/principal.js';
+import type { GatewayContext } from '../../context.js';
+import { HttpError, unprocessable, type ValidationIssue } from '../../http/errors.js';
+import { describeSourceFailure } from './backfills.connections.js';
+import { backfillTargetTypes, openSourceDatabase, openStreamClient } from './backfills.connections.js';
+import * as repo from './backfills.repository.js';
+
+// What a backfill request means, checked before anything is written: every
+// id exists and is in a team of the caller, the data models belong to the
+// sources, the targets subscribe to them; then the (data model, target)
+// pairs with their mode and what each would replay, measured on the source.
+
+/** How each source type is replayed; a type missing here cannot be backfilled by this version. */
+const MODES: Record<string, BackfillMode> = { KAFKA_SOURCE: 'stream', POSTGRES_SOURCE: 'snapshot' };
+
+/** A (data model, target) pair and where its replay starts. */
+export interface PlannedItem extends BackfillPreviewItem {
+  /** stream: the offset range per partition; snapshot: the key after which to read (null: from the start). */
+  progress: unknown;
+}
+
+export interface BackfillPlan {
+  teamId: string;
+  items: PlannedItem[];
+}
+
+type Loc = (string | number)[];
+const issue = (loc: Loc, msg: string): ValidationIssue => ({ loc, msg, type: 'value_error' });
+
+/** Checks the request and resolves its pairs; every 422 at once, 403 for a team the caller is not in. */
+export async function resolvePairs(ctx: GatewayContext, p: Principal, body: BackfillRequest) {
+  const issues: ValidationIssue[] = [];
+  const [sources, explicit, targets] = await Promise.all([
+    repo.connectorsByIds(ctx.db, body.source_connector_ids),
+    repo.datamodelsByIds(ctx.db, body.datamodel_ids),
+    repo.connectorsByIds(ctx.db, body.target_connector_ids),
+  ]);
+  const sourceOf = new Map(sources.map((s) => [s.id, s]));
+  const dmOf = new Map(explicit.map((d) => [d.id, d]));
+  const targetOf = new Map(targets.map((t) => [t.id, t]));
+  const teams = new Set<string>();
+  body.source_connector_ids.forEach((id, i) => {
+    const loc = ['body', 'source_connector_ids', i];
+    const s = sourceOf.get(id);
+    if (!s) issues.push(issue(loc, 'No such connector'));
+    else if (s.direction !== 'source') issues.push(issue(loc, 'Not a source connector'));
+    else if (!MODES[s.connector_type])
+      issues.push(issue(loc, `Backfills of ${s.connector_type} are not supported by this version of Sluice`));
+    if (s?.team_id) teams.add(s.team_id);
+  });
+  body.datamodel_ids.forEach((id, i) => {
+    const loc = ['body', 'datamodel_ids', i];
+    const d = dmOf.get(id);
+    if (!d) issues.push(issue(loc, 'No such data model'));
+    else if (!body.source_connector_ids.includes(d.connector_id))
+      issues.push(issue(loc, 'The data model belongs to none of the source connectors'));
+    if (d?.team_id) teams.add(d.team_id);
+  });
+  body.target_connector_ids.forEach((id, i) => {
+    const loc = ['body', 'target_connector_ids', i];
+    const t = targetOf.get(id);
+    if (!t) issues.push(issue(loc, 'No such connector'));
+    else if (t.direction !== 'target') issues.push(issue(loc, 'Not a target connector'));
+    else if (!backfillTargetTypes().includes(t.connector_type))
+      issues.push(
+        issue(loc, `Backfills into ${t.connector_type} are not supported by this version of Sluice`),
+      );
+    if (t?.team_id) teams.add(t.team_id);
+  });
+  // Membership before the finer issues: a foreign object is a 403, whatever else is wrong.
+  for (const team of teams) await requireTeam(ctx.db, p, team, 'member');
+  if (issues.length > 0) throw unprocessable(issues);
+  if (teams.size > 1) {
+    throw unprocessable([issue(['body'], 'The connectors and data models belong to more than one team')]);
+  }
+
+  const datamodels =
+    body.datamodel_ids.length > 0
+      ? body.datamodel_ids.map((id) => dmOf.get(id)!)
+      : await repo.enabledDatamodelsOf(ctx.db, body.source_connector_ids);
+  const subs = datamodels.length
+    ? await repo.subscriptionsOf(
+        ctx.db,
+        datamodels.map((d) => d.id),
+        body.target_connector_ids,
+      )
+    : [];
+  body.target_connector_ids.forEach((id, i) => {
+    if (!subs.some((s) => s.target_connector_id === id))
+      issues.push(
+        issue(
+          ['body', 'target_connector_ids', i],
+          'The target subscribes (enabled) to none of the data models to replay',
+        ),
+      );
+  });
+  body.datamodel_ids.forEach((id, i) => {
+    if (!subs.some((s) => s.datamodel_id === id))
+      issues.push(
+        issue(['body', 'datamodel_ids', i], 'No chosen target subscribes (enabled) to the data model'),
+      );
+  });
+  if (issues.length === 0 && subs.length === 0)
+    issues.push(
+      issue(['body'], 'Nothing to replay: no enabled subscription joins these sources and targets'),
+    );
+  if (issues.length > 0) throw unprocessable(issues);
+
+  const dmById = new Map(datamodels.map((d) => [d.id, d]));
+  const pairs = subs.map((s) => {
+    const dm = dmById.get(s.datamodel_id)!;
+    const source = sourceOf.get(dm.connector_id)!;
+    return {
+      source: { metadata: { name: source.id }, spec: source.spec } as unknown as ConnectorResource,
+      datamodel: { metadata: { name: dm.id }, spec: dm.spec } as unknown as DataModelResource,
+      subscriptionId: s.id,
+      targetId: s.target_connector_id,
+      targetTable: (s.spec as SubscriptionSpec).targetTableName,
+    };
+  });
+  return { teamId: [...teams][0] ?? '', pairs };
+}
+
+/** The pairs with their mode, estimate and starting point, measured on the sources (one connection each). */
+export async function planBackfill(
+  ctx: GatewayContext,
+  p: Principal,
+  body: BackfillRequest,
+): Promise<BackfillPlan> {
+  const { teamId, pairs } = await resolvePairs(ctx, p, body);
+  const items: PlannedItem[] = [];
+  const bySource = new Map<string, typeof pairs>();
+  for (const pair of pairs) {
+    const id = pair.source.metadata.name;
+    bySource.set(id, [...(bySource.get(id) ?? []), pair]);
+  }
+  for (const [sourceId, list] of bySource) {
+    const mode = MODES[list[0]!.source.spec.connectorType]!;
+    const measured = await measure(
+      ctx,
+      sourceId,
+      mode,
+      list.map((x) => ({ source: x.source, datamodel: x.datamodel })),
+    );
+    list.forEach((pair, i) => {
+      items.push({
+        source_connector_id: sourceId,
+        datamodel_id: pair.datamodel.metadata.name,
+        datamodel_name: pair.datamodel.spec.name,
+        target_connector_id: pair.targetId,
+        subscription_id: pair.subscriptionId,
+        target_table_name: pair.targetTable,
+        mode,
+        ...measured[i]!,
+      });
+    });
+  }
+  return { teamId, items };
+}
+
+/** Per data model: the estimate and the starting progress (400 with a sentence when the source cannot be read). */
+async function measure(
+  ctx: GatewayContext,
+  sourceId: string,
+  mode: BackfillMode,
+  list: { source: ConnectorResource; datamodel: DataModelResource }[],
+): Promise<{ estimated_messages: number; progress: unknown }[]> {
+  try {
+    if (mode === 'stream') {
+      const client = await openStreamClient(ctx, sourceId);
+      try {
+        const out = [];
+        for (const { source, datamodel } of list) {
+          const range = await retainedRange(client, changeStreamTopic(source, datamodel));
+          out.push({ estimated_messages: remainingIn(range), progress: { partitions: range } });
+        }
+        return out;
+      } finally {
+        await client.close(true).catch(() => undefined);
+      }
+    }
+    const client = await openSourceDatabase(ctx, sourceId);
+    try {
+      const out = [];
+      for (const { datamodel } of list) {
+        out.push({
+          estimated_messages: await estimateTableRows(client, datamodel.spec.entry),
+          progress: { after: null },
+        });
+      }
+      return out;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  } catch (e) {
+    throw new HttpError(
+      400,
+      `Cannot read the source connector ${sourceId}: ${describeSourceFailure(mode, e)}`,
+    );
+  }
+}

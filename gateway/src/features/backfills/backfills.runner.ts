@@ -1,0 +1,332 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import {
+  fetchRange,
+  keyValuesOf,
+  MetricsRegistry,
+  positiveSetting,
+  prepareSubscription,
+  readTablePage,
+  remainingIn,
+  retainedRange,
+  snapshotMessages,
+  tableKey,
+  targetMetrics,
+  writeBatch,
+  type ConsumedMessage,
+  type StreamRange,
+  type WorkerContext,
+} from '@sluice/operator';
+import type { GatewayContext } from '../../context.js';
+import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
+import {
+  describeSourceFailure,
+  openSourceDatabase,
+  openStreamClient,
+  openTarget,
+} from './backfills.connections.js';
+import * as repo from './backfills.repository.js';
+
+/**
+ * Runs backfills in the gateway (docs/data-plane.md "Backfills"). A run is
+ * claimed through its lease (one replica at a time), its items are replayed
+ * one after the other in bounded batches through the target loop's own
+ * write path (`writeBatch`: mapper, error table, Sink, retries), and after
+ * every batch the item's progress is recorded and the cancel flag read. A
+ * run whose gateway stopped keeps its progress; once its lease lapsed, the
+ * resume tick of any replica takes it over where it stood.
+ */
+export interface BackfillRunnerOptions {
+  /** Rows per re-snapshot page, and the target loop's batch size. */
+  batchSize: number;
+  /** Bytes fetched per stream batch at most. */
+  fetchBytes: number;
+  /** How long a claim holds without a heartbeat. */
+  leaseMs: number;
+  /** Sink attempts per batch before the run fails. */
+  writeAttempts: number;
+}
+
+export function runnerOptions(env: NodeJS.ProcessEnv = process.env): BackfillRunnerOptions {
+  return {
+    batchSize: positiveSetting(env, 'SLUICE_BACKFILL_BATCH_SIZE', 500),
+    fetchBytes: positiveSetting(env, 'SLUICE_BACKFILL_FETCH_BYTES', 1024 * 1024),
+    leaseMs: positiveSetting(env, 'SLUICE_BACKFILL_LEASE_MS', 60_000),
+    writeAttempts: positiveSetting(env, 'SLUICE_WRITE_ATTEMPTS', 5),
+  };
+}
+
+type Outcome = 'done' | 'cancelled' | 'lost';
+
+/** A message for the run's `error`: one line, bounded; never a stack. */
+const oneLine = (e: unknown) =>
+  (e instanceof Error ? e.message : String(e)).split('\n')[0]!.replace(/\s+/g, ' ').trim().slice(0, 500);
+
+export class BackfillRunner {
+  readonly runner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly ctx: GatewayContext,
+    readonly options: BackfillRunnerOptions = runnerOptions(),
+  ) {}
+
+  /** Claims the run and runs it in the background; false when another runner holds it. */
+  async launch(runId: string): Promise<boolean> {
+    if (this.abort.signal.aborted || this.inFlight.has(runId)) return false;
+    if (!(await repo.claimRun(this.ctx.db, runId, this.runner, this.options.leaseMs))) return false;
+    const p = this.execute(runId)
+      .catch((err: unknown) =>
+        this.ctx.log.error({ reason: oneLine(err), backfill: runId }, 'A backfill run stopped on an error'),
+      )
+      .finally(() => this.inFlight.delete(runId));
+    this.inFlight.set(runId, p);
+    return true;
+  }
+
+  /** Takes over the active runs nobody holds (never claimed, or their gateway stopped). */
+  async resume(): Promise<string[]> {
+    const launched: string[] = [];
+    for (const id of await repo.unclaimedRuns(this.ctx.db, 10)) if (await this.launch(id)) launched.push(id);
+    return launched;
+  }
+
+  /** Resolves when every run started here has ended (or stopped). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /** Looks for runs to resume every `intervalMs`. */
+  start(intervalMs: number): this {
+    const loop = () => {
+      if (this.abort.signal.aborted) return;
+      this.ticking = this.resume()
+        .catch((err: unknown) =>
+          this.ctx.log.warn({ reason: oneLine(err) }, 'The backfill runner could not resume runs'),
+        )
+        .finally(() => {
+          this.ticking = undefined;
+          if (!this.abort.signal.aborted) this.timer = setTimeout(loop, intervalMs).unref();
+        });
+    };
+    this.timer = setTimeout(loop, 0).unref();
+    return this;
+  }
+
+  /** Stops between two batches; the runs keep their progress and are released for another replica. */
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.abort.abort();
+    await this.ticking;
+    await this.idle();
+  }
+
+  private async execute(runId: string): Promise<void> {
+    const { db } = this.ctx;
+    const signal = this.abort.signal;
+    const heartbeat = setInterval(
+      () => void repo.renewLease(db, runId, this.runner, this.options.leaseMs).catch(() => undefined),
+      Math.max(1000, this.options.leaseMs / 3),
+    ).unref();
+    try {
+      const run = await repo.findRun(db, runId);
+      if (!run) return;
+      if (run.cancel_requested) {
+        await repo.finishRun(db, runId, 'cancelled', null);
+        return;
+      }
+      for (const item of await repo.itemsOf(db, runId)) {
+        if (item.state !== 'pending' && item.state !== 'running') continue;
+        let outcome: Outcome;
+        try {
+          outcome = await this.runItem(run, item, signal);
+        } catch (e) {
+          if (signal.aborted) outcome = 'lost';
+          else {
+            const reason = oneLine(e);
+            await repo.setItemState(db, runId, item.position, 'failed', reason);
+            await repo.finishRun(
+              db,
+              runId,
+              'failed',
+              `${item.datamodel_name} → ${item.target_table_name}: ${reason}`,
+            );
+            // The reason is in the run's `error`; it may quote the target's answer, so not logged.
+            this.ctx.log.warn({ backfill: runId, item: item.position }, 'A backfill item failed');
+            return;
+          }
+        }
+        if (outcome === 'lost') {
+          if (signal.aborted) await repo.releaseRun(db, runId, this.runner);
+          return;
+        }
+        if (outcome === 'cancelled') {
+          await repo.finishRun(db, runId, 'cancelled', null);
+          this.ctx.log.info({ backfill: runId }, 'Backfill cancelled');
+          return;
+        }
+        await repo.setItemState(db, runId, item.position, 'succeeded');
+      }
+      await repo.finishRun(db, runId, 'succeeded', null);
+      this.ctx.log.info({ backfill: runId }, 'Backfill succeeded');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Replays one (data model, target) pair from its recorded progress to its end. */
+  private async runItem(run: BackfillRunRow, item: BackfillItemRow, signal: AbortSignal): Promise<Outcome> {
+    const o = this.options;
+    // Before the first batch: the lease is still ours and no cancel came meanwhile.
+    const start = await repo.recordProgress(
+      this.ctx.db,
+      run.id,
+      item.position,
+      this.runner,
+      o.leaseMs,
+      item.progress,
+      0,
+    );
+    if (!start) return 'lost';
+    if (start.cancel) return 'cancelled';
+    const { config, sink } = await openTarget(this.ctx, item.subscription_id);
+    try {
+      const sub = prepareSubscription(config.subscriptions![0]!);
+      const subsOf = new Map([[sub.config.topic, [sub]]]);
+      const wctx: WorkerContext = {
+        metrics: new MetricsRegistry(),
+        log: (level, msg, fields) => this.ctx.log[level]({ ...fields, backfill: run.id }, msg),
+      };
+      const metrics = targetMetrics(wctx);
+      const loop = {
+        batchSize: o.batchSize,
+        lingerMs: 0,
+        maxBuffered: o.batchSize,
+        writeAttempts: o.writeAttempts,
+      };
+      /** Writes a batch and records where the item stands; the outcome when the item must stop. */
+      const write = async (messages: ConsumedMessage[], progress: unknown): Promise<Outcome | null> => {
+        if (messages.length > 0) await writeBatch(messages, subsOf, sink, signal, wctx, metrics, loop);
+        if (signal.aborted) return 'lost'; // not confirmed: the next runner writes this batch again
+        const r = await repo.recordProgress(
+          this.ctx.db,
+          run.id,
+          item.position,
+          this.runner,
+          o.leaseMs,
+          progress,
+          messages.length,
+        );
+        if (!r) return 'lost';
+        return r.cancel ? 'cancelled' : null;
+      };
+      return item.mode === 'stream'
+        ? await this.replayStream(item, sub.config.topic, write)
+        : await this.resnapshot(item, sub.config.topic, write);
+    } finally {
+      await sink.close().catch(() => undefined);
+    }
+  }
+
+  private async replayStream(
+    item: BackfillItemRow,
+    topic: string,
+    write: (m: ConsumedMessage[], progress: unknown) => Promise<Outcome | null>,
+  ): Promise<Outcome> {
+    const progress = item.progress as { partitions: StreamRange; tail?: boolean };
+    const client = await openStreamClient(this.ctx, item.source_connector_id).catch((e: unknown) => {
+      throw new Error(describeSourceFailure('stream', e), { cause: e });
+    });
+    try {
+      for (;;) {
+        let idle = 0;
+        while (remainingIn(progress.partitions) > 0) {
+          const before = JSON.stringify(progress.partitions);
+          const { messages } = await fetchRange(client, topic, progress.partitions, {
+            maxBytes: this.options.fetchBytes,
+            maxMessages: this.options.batchSize,
+          });
+          // Offsets that hold nothing (compacted, aborted transactions) move the range on their own.
+          idle = JSON.stringify(progress.partitions) === before ? idle + 1 : 0;
+          if (idle > 20)
+            throw new Error(`The stream ${topic} returns no more messages before its end offsets`);
+          const stop = await write(messages, progress);
+          if (stop) return stop;
+        }
+        if (progress.tail) return 'done';
+        // The tail, once: what arrived since the trigger. The replay's last write of a key is then
+        // a recent version rather than one the live worker had already superseded.
+        const now = await retainedRange(client, topic);
+        for (const [partition, r] of Object.entries(progress.partitions))
+          r.end = now[partition]?.end ?? r.end;
+        progress.tail = true;
+        const stop = await write([], progress);
+        if (stop) return stop;
+      }
+    } finally {
+      await client.close(true).catch(() => undefined);
+    }
+  }
+
+  private async resnapshot(
+    item: BackfillItemRow,
+    topic: string,
+    write: (m: ConsumedMessage[], progress: unknown) => Promise<Outcome | null>,
+  ): Promise<Outcome> {
+    const progress = item.progress as { after: unknown[] | null };
+    const client = await openSourceDatabase(this.ctx, item.source_connector_id).catch((e: unknown) => {
+      throw new Error(describeSourceFailure('snapshot', e), { cause: e });
+    });
+    try {
+      const entry = (await this.entryOf(item)) ?? '';
+      const key = await tableKey(client, entry);
+      let replayed = Number(item.messages_replayed);
+      for (;;) {
+        const rows = await readTablePage(client, entry, key, progress.after, this.options.batchSize);
+        if (rows.length === 0) return 'done';
+        const messages = snapshotMessages(rows, key, {
+          connectorId: item.source_connector_id,
+          datamodelId: item.datamodel_id,
+          entry,
+          topic,
+          first: replayed,
+        });
+        progress.after = keyValuesOf(rows[rows.length - 1]!, key);
+        const stop = await write(messages, progress);
+        if (stop) return stop;
+        replayed += rows.length;
+        if (rows.length < this.options.batchSize) return 'done';
+      }
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private async entryOf(item: BackfillItemRow): Promise<string | undefined> {
+    const [dm] = await repo.datamodelsByIds(this.ctx.db, [item.datamodel_id]);
+    if (!dm) throw new Error('The data model no longer exists');
+    return dm.entry;
+  }
+}
+
+/** One runner per service database handle (the app's and the server's context share it). */
+const runners = new WeakMap<object, BackfillRunner>();
+
+export function backfillRunner(ctx: GatewayContext): BackfillRunner {
+  let r = runners.get(ctx.db);
+  if (!r) {
+    r = new BackfillRunner(ctx);
+    runners.set(ctx.db, r);
+  }
+  return r;
+}
+
+/** Stops the runner of this context, if one was made (gateway shutdown). */
+export async function stopBackfillRunner(ctx: GatewayContext): Promise<void> {
+  const r = runners.get(ctx.db);
+  runners.delete(ctx.db);
+  await r?.stop();
+}

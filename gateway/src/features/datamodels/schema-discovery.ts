@@ -1,0 +1,68 @@
+import { connectorType, type ConnectorSpec, type DataModelStatus } from '@sluice/shared';
+import type { GatewayContext } from '../../context.js';
+import { findSourceConnector } from '../monitoring/monitoring.repository.js';
+import { fetchKafkaMessages } from '../preflight/preflight.kafka.js';
+import { fetchPostgresSchema } from '../preflight/preflight.postgres.js';
+import {
+  PREFLIGHT_TIMEOUT_MS,
+  preflightPolicy,
+  resolvedStoredConfiguration,
+} from '../preflight/preflight.service.js';
+import { inferFields } from './schema-inference.js';
+
+// The schema of a data model, discovered by the gateway when it is asked
+// for (GET /datamodels/{id}/schema): a PostgreSQL source's table from the
+// source's catalog, a Kafka source's topic inferred from its recent JSON
+// messages — the pre-flight checks' connections, under the same address
+// policy and deadline. The result is kept in the DataModel's status.schema
+// (so kubectl shows it too) and read again after SCHEMA_REFRESH_MS.
+
+export type DiscoveredSchema = NonNullable<DataModelStatus['schema']>;
+
+/** A recorded schema younger than this is answered without asking the source. */
+export const SCHEMA_REFRESH_MS = 60_000;
+/** Messages the inference reads at most. */
+const SAMPLE = 50;
+
+export async function discoveredSchema(
+  ctx: GatewayContext,
+  dm: { id: string; connector_id: string; entry: string; status: unknown },
+): Promise<DiscoveredSchema | undefined> {
+  const recorded = (dm.status as DataModelStatus | null)?.schema;
+  if (recorded && Date.now() - Date.parse(recorded.discoveredAt) < SCHEMA_REFRESH_MS) return recorded;
+  const source = await findSourceConnector(ctx.db, dm.connector_id);
+  const def = source && connectorType(source.connector_type);
+  if (!source || !def || !['POSTGRES_SOURCE', 'KAFKA_SOURCE'].includes(def.type)) return recorded;
+  try {
+    const config = await resolvedStoredConfiguration(
+      ctx,
+      def,
+      source.id,
+      (source.spec as ConnectorSpec).configuration,
+    );
+    const o = { policy: preflightPolicy(ctx), timeoutMs: PREFLIGHT_TIMEOUT_MS };
+    let next: DiscoveredSchema | undefined;
+    const discoveredAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (def.type === 'POSTGRES_SOURCE') {
+      const [table] = await fetchPostgresSchema(config, [dm.entry], o);
+      if (table?.exists) {
+        const fields = table.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable }));
+        next = { fields, discoveredAt, origin: 'catalog' };
+      }
+    } else {
+      const messages = await fetchKafkaMessages(config, dm.entry, { ...o, limit: SAMPLE });
+      const fields = inferFields(messages.map((m) => m.value));
+      if (fields.length) next = { fields, discoveredAt, origin: 'messages' };
+    }
+    if (!next) return recorded;
+    await ctx.catalog.patchStatus('DataModel', dm.id, { schema: next });
+    return next;
+  } catch (e) {
+    // Unreachable, or the table or topic is gone: the last schema known stays.
+    ctx.log.warn(
+      { datamodel: dm.id, err: e instanceof Error ? e.message : String(e) },
+      'could not discover the schema of a data model from its source',
+    );
+    return recorded;
+  }
+}

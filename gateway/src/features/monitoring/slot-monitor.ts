@@ -1,0 +1,51 @@
+import type { GatewayContext } from '../../context.js';
+import { unreadPostgresSources } from './monitoring.repository.js';
+import { unreadSlotStatus } from './slot-retention.service.js';
+
+// Measures the slots of PostgreSQL sources no worker reads, every monitoring
+// interval, so a paused pipeline's retained WAL is current (and the operator
+// can set Degraded) without anyone opening its page. Every replica may run
+// it: a slot measured by one replica is fresh for the others (its
+// measuredAt), so each slot is measured about once per interval; a rare
+// double measurement is two read-only queries.
+
+/** Sources measured per round at most (one at a time: each has a short deadline). */
+const BATCH = 100;
+
+export class SlotMonitor {
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly ctx: GatewayContext) {}
+
+  /** One round; resolves once every due slot was measured. */
+  async tick(): Promise<void> {
+    for (const row of await unreadPostgresSources(this.ctx.db, BATCH)) {
+      if (this.stopped) return;
+      await unreadSlotStatus(this.ctx, row);
+    }
+  }
+
+  start(intervalMs: number): this {
+    const loop = () => {
+      if (this.stopped) return;
+      this.round = this.tick()
+        .catch((err: unknown) =>
+          this.ctx.log.warn({ err: (err as Error).message }, 'measuring paused replication slots failed'),
+        )
+        .finally(() => {
+          this.round = undefined;
+          if (!this.stopped) this.timer = setTimeout(loop, intervalMs).unref();
+        });
+    };
+    this.timer = setTimeout(loop, intervalMs).unref();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.round;
+  }
+}

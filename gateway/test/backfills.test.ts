@@ -1,0 +1,544 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Admin, type Producer } from '@platformatic/kafka';
+import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import {
+  assertWorkerBuilt,
+  eventually,
+  newProducer,
+  WORKER_PROGRAM,
+} from '../../operator/test/kafka-helpers.js';
+import { closeScanned, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
+import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
+
+// Backfills (spec 4.7) as a user drives them, on the real broker and the real
+// PostgreSQL server: no worker runs — the gateway replays the source topic
+// (or re-reads the source table) through the target worker's mapper and sink.
+
+const N = 50;
+const MAPPER = [
+  { key: 'order_id', path: 'order|id', cast: 'int', primary_key: true },
+  { key: 'total', path: 'order|total', cast: 'float' },
+];
+
+// The service database holds the runs and their progress: both kinds the gateway runs on.
+for (const kind of databaseKinds()) {
+  describeWithKafka(`backfills (real broker, real PostgreSQL; service database ${kind})`, () => {
+    const brokers = testKafkaBrokers() ?? [];
+    const run = randomUUID().slice(0, 8);
+    const topic = `bf-orders-${run}`;
+    const otherTopic = `bf-other-${run}`;
+    let gw: TestGateway;
+    let t: TeamSetup;
+    let admin: Admin;
+    let producer: Producer<string, string, string, string>;
+    let target: ScratchDatabase;
+    let pgSource: ScratchDatabase;
+    let hooks: Server;
+    let hookUrl = '';
+    const hookBatches: number[] = [];
+    let releaseHook: (() => void) | undefined;
+    let holdHook = false;
+
+    // Kafka source → PostgreSQL target; a second data model (other source) for the 422s.
+    let source: { id: string; datamodel_ids: string[] };
+    let otherSource: { id: string; datamodel_ids: string[] };
+    let pgTarget: { id: string };
+    let hookTarget: { id: string };
+    let unsubscribed: { id: string };
+
+    beforeAll(async () => {
+      if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
+      // Small batches, so a run spans several and a cancel lands between two.
+      process.env.SLUICE_BACKFILL_BATCH_SIZE = '10';
+      gw = await startTestGateway(kind, { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });
+      t = await setupTeam(gw, 'backfills');
+      admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+      producer = newProducer(brokers);
+      await admin.createTopics({ topics: [topic, otherTopic], partitions: 2, replicas: 1 });
+      // Several sends: several record batches per partition.
+      for (let i = 0; i < N; i += 10) {
+        await producer.send({
+          messages: Array.from({ length: 10 }, (_, j) => ({
+            topic,
+            value: JSON.stringify({ order: { id: i + j + 1, total: `${i + j + 1}.5` } }),
+          })),
+        });
+      }
+      target = await createScratchDatabase('bf_tgt');
+      pgSource = await createScratchDatabase('bf_src');
+      // Inline passwords go to the secret store and reach the connections through it; closeScanned
+      // checks that none shows in a response or a log line (the test server trusts local logins).
+      target.settings.password = SECRETS.pgTarget;
+      pgSource.settings.password = SECRETS.pgSource;
+      hooks = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const rows = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+          hookBatches.push(Array.isArray(rows) ? rows.length : 1);
+          const answer = () => {
+            if (!res.headersSent) res.writeHead(200).end('{}');
+          };
+          if (holdHook) releaseHook = answer;
+          else answer();
+        });
+      });
+      await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+      hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
+
+      const team = t.teamId;
+      source = await createConnector(gw, t.owner, team, `bf-src-${run}`, 'KAFKA_SOURCE', {
+        topic,
+        bootstrap_servers: brokers.join(','),
+      });
+      otherSource = await createConnector(gw, t.owner, team, `bf-src2-${run}`, 'KAFKA_SOURCE', {
+        topic: otherTopic,
+        bootstrap_servers: brokers.join(','),
+      });
+      pgTarget = await createConnector(gw, t.owner, team, `bf-pg-${run}`, 'POSTGRES_TARGET', {
+        ...target.settings,
+      });
+      hookTarget = await createConnector(gw, t.owner, team, `bf-hook-${run}`, 'WEBHOOK_TARGET', {
+        url: hookUrl,
+        batch_size: 10,
+      });
+      unsubscribed = await createConnector(gw, t.owner, team, `bf-none-${run}`, 'POSTGRES_TARGET', {
+        ...target.settings,
+      });
+      await subscribe(source.datamodel_ids[0]!, pgTarget.id, 'orders_copy');
+      await subscribe(source.datamodel_ids[0]!, hookTarget.id, 'orders_hook');
+    }, 120_000);
+
+    afterAll(async () => {
+      releaseHook?.();
+      await producer?.close();
+      await admin?.close();
+      hooks?.closeAllConnections();
+      await new Promise((r) => (hooks ? hooks.close(r) : r(undefined)));
+      if (gw) await closeScanned(gw);
+      await target?.drop();
+      await pgSource?.drop();
+    });
+
+    async function subscribe(datamodel_id: string, target_connector_id: string, table: string) {
+      const res = await gw.http
+        .post('/api/subscriptions/')
+        .set(t.owner.auth)
+        .send({ datamodel_id, target_connector_id, target_table_name: table, mapper_config: MAPPER });
+      if (res.status !== 201) throw new Error(`subscription: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.id as string;
+    }
+    const post = (path: string, body?: object) => gw.http.post(path).set(t.owner.auth).send(body);
+    const status = (sourceId: string) =>
+      gw.http.get(`/api/backfills/status?source_connector_id=${sourceId}`).set(t.owner.auth);
+    const ended = (sourceId: string) =>
+      eventually(
+        async () => (await status(sourceId)).body as { state: string; [k: string]: unknown },
+        (b) => ['succeeded', 'failed', 'cancelled'].includes(b.state),
+        60_000,
+      );
+    /** A run into the webhook target whose receiver holds each request until `releaseHook`. */
+    const startHeldRun = async () => {
+      holdHook = true;
+      hookBatches.length = 0;
+      const started = await post('/api/backfills/', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [hookTarget.id],
+      });
+      expect(started.status).toBe(202);
+      return started;
+    };
+    const targetRows = async (table: string) =>
+      (
+        await target.client.query<{ order_id: number; total: number }>(
+          `select order_id::int as order_id, total::float8 as total from public.${table} order by order_id`,
+        )
+      ).rows;
+
+    it('preview: one item per subscription, mode stream, N estimated messages; nothing written', async () => {
+      const res = await post('/api/backfills/preview', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [pgTarget.id],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        items: [
+          {
+            source_connector_id: source.id,
+            datamodel_id: source.datamodel_ids[0],
+            datamodel_name: expect.any(String),
+            target_connector_id: pgTarget.id,
+            subscription_id: expect.any(String),
+            target_table_name: 'orders_copy',
+            mode: 'stream',
+            estimated_messages: N,
+          },
+        ],
+        estimated_messages: N,
+      });
+      // Every target subscribed: two pairs.
+      const all = await post('/api/backfills/preview', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [source.datamodel_ids[0]],
+        target_connector_ids: [],
+      });
+      expect(
+        all.body.items.map((i: { target_connector_id: string }) => i.target_connector_id).sort(),
+      ).toEqual([pgTarget.id, hookTarget.id].sort());
+      expect(all.body.estimated_messages).toBe(2 * N);
+      const exists = await target.client.query(`select to_regclass('public.orders_copy') is not null as ok`);
+      expect(exists.rows[0].ok).toBe(false);
+      expect((await status(source.id)).status).toBe(404);
+    });
+
+    it('rejects bad requests with located 422s, 403 for another team, and writes nothing', async () => {
+      const bad = await post('/api/backfills/', {
+        source_connector_ids: [randomUUID()],
+        datamodel_ids: [otherSource.datamodel_ids[0]],
+        target_connector_ids: [unsubscribed.id],
+      });
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
+        ['body', 'source_connector_ids', 0],
+        ['body', 'datamodel_ids', 0],
+      ]);
+      // A data model of another source.
+      const foreignDm = await post('/api/backfills/preview', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [otherSource.datamodel_ids[0]],
+        target_connector_ids: [],
+      });
+      expect(foreignDm.status).toBe(422);
+      expect(foreignDm.body.detail[0].loc).toEqual(['body', 'datamodel_ids', 0]);
+      // A target that subscribes to none of the data models.
+      const notSubscribed = await post('/api/backfills/', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [pgTarget.id, unsubscribed.id],
+      });
+      expect(notSubscribed.status).toBe(422);
+      expect(notSubscribed.body.detail).toEqual([
+        {
+          loc: ['body', 'target_connector_ids', 1],
+          msg: expect.stringMatching(/subscribes/),
+          type: 'value_error',
+        },
+      ]);
+      // A target among the sources.
+      const wrongDirection = await post('/api/backfills/preview', {
+        source_connector_ids: [pgTarget.id],
+        datamodel_ids: [],
+        target_connector_ids: [],
+      });
+      expect(wrongDirection.body.detail[0]).toMatchObject({
+        loc: ['body', 'source_connector_ids', 0],
+        msg: 'Not a source connector',
+      });
+      const empty = await post('/api/backfills/', {
+        source_connector_ids: [],
+        datamodel_ids: [],
+        target_connector_ids: [],
+      });
+      expect(empty.status).toBe(422);
+      const outsider = await gw.http
+        .post('/api/backfills/')
+        .set(t.outsider.auth)
+        .send({ source_connector_ids: [source.id], datamodel_ids: [], target_connector_ids: [] });
+      expect(outsider.status).toBe(403);
+      expect(
+        (await gw.http.get(`/api/backfills/status?source_connector_id=${source.id}`).set(t.outsider.auth))
+          .status,
+      ).toBe(403);
+      expect((await status(randomUUID())).status).toBe(404);
+      expect((await post(`/api/backfills/${randomUUID()}/cancel`)).status).toBe(404);
+      // Nothing was started.
+      expect((await status(source.id)).status).toBe(404);
+    });
+
+    it('stream replay into PostgreSQL: succeeded, exactly N mapped rows; again: still N (upserts)', async () => {
+      const body = {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [pgTarget.id],
+      };
+      const started = await post('/api/backfills/', body);
+      expect(started.status).toBe(202);
+      expect(['pending', 'running', 'succeeded']).toContain(started.body.state);
+      expect(started.body.estimated_messages).toBe(N);
+      const done = await ended(source.id);
+      expect(done).toMatchObject({
+        id: started.body.id,
+        state: 'succeeded',
+        messages_replayed: N,
+        error: null,
+        items: [expect.objectContaining({ state: 'succeeded', messages_replayed: N, mode: 'stream' })],
+      });
+      const rows = await targetRows('orders_copy');
+      expect(rows).toHaveLength(N);
+      expect(rows[2]).toEqual({ order_id: 3, total: 3.5 });
+      expect(rows.map((r) => r.order_id)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+      // No consumer group was joined or committed: the live subscription's group is untouched.
+      const groups = [...(await admin.listGroups()).keys()];
+      expect(groups.filter((g) => g.includes(source.id) || g.startsWith('sluice-'))).toEqual([]);
+
+      // A second run replays the same messages: the upserts leave N rows.
+      const again = await post('/api/backfills/', body);
+      expect(again.status).toBe(202);
+      expect((await ended(source.id)).state).toBe('succeeded');
+      expect(await targetRows('orders_copy')).toHaveLength(N);
+      // An ended run cannot be cancelled.
+      expect((await post(`/api/backfills/${again.body.id}/cancel`)).status).toBe(409);
+    }, 90_000);
+
+    it('a second run of an active source is a 409; a cancel stops the run between two batches', async () => {
+      const started = await startHeldRun();
+      // The first batch is at the receiver, which holds it.
+      await eventually(
+        async () => hookBatches.length,
+        (n) => n >= 1,
+        30_000,
+      );
+      const second = await post('/api/backfills/preview', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [],
+      });
+      expect(second.status).toBe(200); // a preview is always allowed
+      const conflict = await post('/api/backfills/', {
+        source_connector_ids: [source.id],
+        datamodel_ids: [],
+        target_connector_ids: [pgTarget.id],
+      });
+      expect(conflict.status).toBe(409);
+
+      const cancel = await post(`/api/backfills/${started.body.id}/cancel`);
+      expect(cancel.status).toBe(202);
+      expect(cancel.body).toMatchObject({ state: 'running', cancel_requested: true });
+      holdHook = false;
+      releaseHook?.();
+      const done = await ended(source.id);
+      expect(done).toMatchObject({ id: started.body.id, state: 'cancelled', messages_replayed: 10 });
+      expect(hookBatches).toEqual([10]);
+      // The source is free again.
+      expect((await status(source.id)).body.state).toBe('cancelled');
+    }, 90_000);
+
+    it('a run whose gateway stopped mid-way is resumed from its recorded progress by another runner', async () => {
+      const started = await startHeldRun();
+      // First batch confirmed, the second held at the receiver: then the gateway's runner stops.
+      await eventually(
+        async () => hookBatches.length,
+        (n) => n >= 1,
+        30_000,
+      );
+      releaseHook?.();
+      await eventually(
+        async () => hookBatches.length,
+        (n) => n >= 2,
+        30_000,
+      );
+      await stopBackfillRunner(gw.ctx);
+      holdHook = false;
+      const stopped = (await status(source.id)).body;
+      // The unconfirmed batch is not counted: the run stands after the first one.
+      expect(stopped).toMatchObject({ state: 'running', messages_replayed: 10 });
+      // A new runner (a restarted gateway, or another replica) takes the released run over.
+      expect(await backfillRunner(gw.ctx).resume()).toEqual([started.body.id]);
+      const done = await ended(source.id);
+      expect(done).toMatchObject({ state: 'succeeded', messages_replayed: N });
+      // Batches confirmed before the stop are not sent again; the one cut short at most is.
+      const sent = hookBatches.reduce((a, b) => a + b, 0);
+      expect(sent).toBeGreaterThanOrEqual(N);
+      expect(sent).toBeLessThanOrEqual(N + 10);
+    }, 90_000);
+
+    it('re-snapshots a PostgreSQL source table into a PostgreSQL target (keyset pages, upserts)', async () => {
+      await pgSource.client.query(
+        'create table public.items (id int primary key, item text not null, qty int)',
+      );
+      await pgSource.client.query(
+        `insert into public.items select g, 'item-' || g, g * 2 from generate_series(1, 35) g`,
+      );
+      const src = await createConnector(gw, t.owner, t.teamId, `bf-pgsrc-${run}`, 'POSTGRES_SOURCE', {
+        ...pgSource.settings,
+        whitelist: ['public.items'],
+      });
+      const res = await gw.http
+        .post('/api/subscriptions/')
+        .set(t.owner.auth)
+        .send({
+          datamodel_id: src.datamodel_ids[0],
+          target_connector_id: pgTarget.id,
+          target_table_name: 'items_copy',
+          mapper_config: [
+            { key: 'id', path: 'id', cast: 'int', primary_key: true },
+            { key: 'item', path: 'item' },
+            { key: 'qty', path: 'qty', cast: 'int' },
+          ],
+        });
+      expect(res.status).toBe(201);
+      const body = { source_connector_ids: [src.id], datamodel_ids: [], target_connector_ids: [] };
+      const preview = await post('/api/backfills/preview', body);
+      expect(preview.body).toMatchObject({
+        items: [{ mode: 'snapshot', estimated_messages: 35, target_table_name: 'items_copy' }],
+      });
+      const started = await post('/api/backfills/', body);
+      expect(started.status).toBe(202);
+      const done = await ended(src.id);
+      expect(done).toMatchObject({ state: 'succeeded', messages_replayed: 35 });
+      const rows = (
+        await target.client.query(
+          'select id::int as id, item, qty::int as qty from public.items_copy order by id',
+        )
+      ).rows;
+      expect(rows).toHaveLength(35);
+      expect(rows[34]).toEqual({ id: 35, item: 'item-35', qty: 70 });
+    }, 90_000);
+
+    it('a run that cannot complete ends failed with one sentence, and frees its source', async () => {
+      await pgSource.client.query('create table public.nokey (id int, item text)');
+      await pgSource.client.query(`insert into public.nokey values (1, 'a'), (2, 'b')`);
+      const src = await createConnector(gw, t.owner, t.teamId, `bf-nokey-${run}`, 'POSTGRES_SOURCE', {
+        ...pgSource.settings,
+        whitelist: ['public.nokey'],
+      });
+      await subscribe(src.datamodel_ids[0]!, pgTarget.id, 'nokey_copy');
+      const body = { source_connector_ids: [src.id], datamodel_ids: [], target_connector_ids: [] };
+      expect((await post('/api/backfills/preview', body)).body.estimated_messages).toBe(2);
+      expect((await post('/api/backfills/', body)).status).toBe(202);
+      const done = await ended(src.id);
+      expect(done).toMatchObject({
+        state: 'failed',
+        messages_replayed: 0,
+        items: [
+          expect.objectContaining({ state: 'failed', error: expect.stringMatching(/has no primary key/) }),
+        ],
+      });
+      expect(done.error).toMatch(/^[^\n]+has no primary key: a re-snapshot reads tables in key order$/);
+      expect(String(done.error)).not.toMatch(/\bat .+:\d+/);
+      // Ended: the source is free for another run.
+      expect((await post('/api/backfills/', body)).status).toBe(202);
+      expect((await ended(src.id)).state).toBe('failed');
+    }, 60_000);
+  });
+}
+
+// Beside live delivery: a Kafka → PostgreSQL pipeline runs under the embedded
+// operator (the real worker program) while a backfill replays its topic into
+// the same table. The live worker keeps delivering, and the upserts of both
+// leave one row per message.
+describeWithKafka('a backfill beside a live pipeline (embedded operator, real worker)', () => {
+  const brokers = testKafkaBrokers() ?? [];
+  const run = randomUUID().slice(0, 8);
+  const topic = `bf-live-${run}`;
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let admin: Admin;
+  let producer: Producer<string, string, string, string>;
+  let target: ScratchDatabase;
+
+  beforeAll(async () => {
+    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
+    assertWorkerBuilt();
+    gw = await startTestGateway('pglite', {
+      SLUICE_EMBEDDED_OPERATOR: 'true',
+      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
+      SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
+    });
+    t = await setupTeam(gw, 'backfills-live');
+    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+    producer = newProducer(brokers);
+    await admin.createTopics({ topics: [topic], partitions: 2, replicas: 1 });
+    target = await createScratchDatabase('bf_live');
+  }, 120_000);
+  afterAll(async () => {
+    await producer?.close();
+    await admin?.close();
+    if (gw) await closeScanned(gw);
+    await target?.drop();
+  });
+
+  const produce = (from: number, to: number) =>
+    producer.send({
+      messages: Array.from({ length: to - from + 1 }, (_, i) => ({
+        topic,
+        value: JSON.stringify({ order: { id: from + i, total: `${from + i}.5` } }),
+      })),
+    });
+  const ids = async () =>
+    (
+      await target.client
+        .query<{ id: number }>('select order_id::int as id from public.orders_live order by order_id')
+        .catch(() => ({ rows: [] as { id: number }[] }))
+    ).rows.map((r) => r.id);
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it('live delivery goes on during the replay; the table ends with one row per message', async () => {
+    await produce(1, 30);
+    const created = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: `bf-live-${run}`,
+        team_id: t.teamId,
+        source_name: `bf-live-src-${run}`,
+        source_type: 'KAFKA_SOURCE',
+        source_config: { topic, bootstrap_servers: brokers.join(',') },
+        target_name: `bf-live-dst-${run}`,
+        target_type: 'POSTGRES_TARGET',
+        target_config: { ...target.settings },
+        subscription_target_table_name: 'orders_live',
+        subscription_backfill: true,
+        subscription_mapper_config: MAPPER,
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    const pipeline = await eventually(
+      async () => (await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body,
+      (b) => b.state === 'live' || b.state === 'error',
+      90_000,
+    );
+    expect(pipeline.state).toBe('live');
+    await produce(31, 40);
+    expect(await eventually(ids, (r) => r.length >= 40, 60_000)).toEqual(range(1, 40));
+
+    const started = await gw.http
+      .post('/api/backfills/')
+      .set(t.owner.auth)
+      .send({
+        source_connector_ids: [pipeline.source_connector_id],
+        datamodel_ids: [],
+        target_connector_ids: [pipeline.target_connector_id],
+      });
+    expect(started.status).toBe(202);
+    expect(started.body.estimated_messages).toBe(40);
+    await produce(41, 50); // while the replay runs
+    const done = await eventually(
+      async () =>
+        (
+          await gw.http
+            .get(`/api/backfills/status?source_connector_id=${pipeline.source_connector_id}`)
+            .set(t.owner.auth)
+        ).body,
+      (b) => ['succeeded', 'failed', 'cancelled'].includes(b.state),
+      60_000,
+    );
+    expect(done).toMatchObject({ state: 'succeeded', estimated_messages: 40 });
+    // The range taken at the trigger, and the tail of what arrived meanwhile.
+    expect(done.messages_replayed).toBeGreaterThanOrEqual(40);
+    expect(done.messages_replayed).toBeLessThanOrEqual(50);
+    expect(await eventually(ids, (r) => r.length >= 50, 60_000)).toEqual(range(1, 50));
+    expect((await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body.state).toBe('live');
+    // The live worker's consumer group still runs: a later message arrives too.
+    await produce(51, 51);
+    expect(await eventually(ids, (r) => r.length >= 51, 60_000)).toEqual(range(1, 51));
+  }, 240_000);
+});

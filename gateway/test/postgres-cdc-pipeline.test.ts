@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '../../operator/test/kafka-helpers.js';
+import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// PostgreSQL CDC → PostgreSQL as a user drives it: one REST call creates the
+// pipeline, the embedded operator runs the real source worker (logical
+// replication) and target worker (mapper, upsert) as processes, the change
+// stream goes through the real broker. Existing rows arrive by the snapshot,
+// then an insert, an update and a delete in one transaction; a row the mapper
+// marks with an `error` key lands in the error table; changes made while the
+// pipeline is paused arrive after the resume (the slot kept them); deleting
+// the pipeline drops the slot on the source.
+
+const SECRET = `cdc-s3cret-${randomUUID().slice(0, 8)}`;
+
+describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API (real workers)', () => {
+  const brokers = testKafkaBrokers() ?? [];
+  let source: ScratchDatabase;
+  let target: ScratchDatabase;
+  let gw: TestGateway;
+  let t: TeamSetup;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    assertWorkerBuilt();
+    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
+    source = await createScratchDatabase('cdc_api_src');
+    target = await createScratchDatabase('cdc_api_tgt');
+    await source.client.query('create table public.orders (id int primary key, item text not null, qty int)');
+    await source.client.query(`insert into public.orders values (1, 'apple', 3), (2, 'pear', 5)`);
+    // Workers inherit the platform broker from the process that starts them.
+    process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
+    process.env.SLUICE_BATCH_LINGER_MS = '20';
+    gw = await startTestGateway('pglite', {
+      SLUICE_EMBEDDED_OPERATOR: 'true',
+      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
+      // The gateway itself reaches the source when the pipeline is deleted (dropping the slot).
+      SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
+    });
+    t = await setupTeam(gw, 'cdc-api');
+  });
+  afterAll(async () => {
+    if (gw) await closeScanned(gw);
+    process.env = saved;
+    await source?.client
+      .query(
+        `select pg_drop_replication_slot(slot_name) from pg_replication_slots
+          where database = current_database() and not active`,
+      )
+      .catch(() => undefined);
+    await source?.drop();
+    await target?.drop();
+  });
+
+  const rows = async () =>
+    (
+      await target.client
+        .query('select id::int as id, item, qty::int as qty from public.orders_copy order by id')
+        .catch(() => ({ rows: [] }))
+    ).rows as { id: number; item: string; qty: number }[];
+  const errorRows = async () =>
+    (
+      await target.client
+        .query('select reason, row from public.orders_errors order by source_offset')
+        .catch(() => ({ rows: [] }))
+    ).rows as { reason: string; row: Record<string, unknown> }[];
+  const slots = async () =>
+    (
+      await source.client.query<{ slot_name: string }>(
+        'select slot_name from pg_replication_slots where database = current_database()',
+      )
+    ).rows.map((r) => r.slot_name);
+  const stateIs = (id: string, state: string) =>
+    eventually(
+      async () =>
+        (await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body as Record<string, unknown>,
+      (b) => b.state === state || b.state === 'error',
+      90_000,
+      250,
+    ).then((b) => {
+      if (b.state !== state)
+        throw new Error(`the pipeline is ${String(b.state)}: ${String(b.status_message)}`);
+    });
+
+  it('snapshot, then insert/update/delete; a failing row in the error table; pause keeps changes for the resume; delete drops the slot', async () => {
+    const db = (s: ScratchDatabase) => ({ ...s.settings, password: SECRET });
+    const created = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: 'orders-cdc',
+        team_id: t.teamId,
+        source_name: 'shop-db',
+        source_type: 'POSTGRES_SOURCE',
+        source_config: { ...db(source), whitelist: ['public.orders'] },
+        target_name: 'dwh',
+        target_type: 'POSTGRES_TARGET',
+        target_config: { ...db(target), schema: 'public' },
+        subscription_target_table_name: 'orders_copy',
+        subscription_backfill: true,
+        subscription_error_table_enabled: true,
+        subscription_error_table_name: 'orders_errors',
+        subscription_mapper_config: [
+          { key: 'id', path: 'id', cast: 'int', primary_key: true },
+          { key: 'item', path: 'item' },
+          { key: 'qty', path: 'qty', cast: 'int', nullable: false },
+        ],
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect(created.body.source_config.password).toBe('<redacted>');
+
+    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await stateIs(id, 'live');
+    expect(await eventually(rows, (r) => r.length === 2)).toEqual([
+      { id: 1, item: 'apple', qty: 3 },
+      { id: 2, item: 'pear', qty: 5 },
+    ]);
+
+    await source.client.query('begin');
+    await source.client.query(`insert into public.orders values (3, 'plum', 7)`);
+    await source.client.query(`update public.orders set qty = 4 where id = 1`);
+    await source.client.query('delete from public.orders where id = 2');
+    await source.client.query('commit');
+    // qty is required by the mapper: this row is kept out of the table, with its reason.
+    await source.client.query(`insert into public.orders values (9, 'nut', null)`);
+    expect(await eventually(rows, (r) => r.length === 2 && r.some((x) => x.id === 3))).toEqual([
+      { id: 1, item: 'apple', qty: 4 },
+      { id: 3, item: 'plum', qty: 7 },
+    ]);
+    const failed = await eventually(errorRows, (r) => r.length >= 1);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.row).toMatchObject({ id: 9, item: 'nut', error: expect.any(String) });
+
+    // Paused: no worker reads the slot, which keeps the changes made meanwhile.
+    expect((await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth)).body).toBe('PAUSED');
+    await stateIs(id, 'paused');
+    await source.client.query(`insert into public.orders values (4, 'kiwi', 2)`);
+    await source.client.query(`update public.orders set item = 'plum!' where id = 3`);
+    expect((await rows()).map((r) => r.id)).toEqual([1, 3]);
+    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await stateIs(id, 'live');
+    expect(await eventually(rows, (r) => r.length === 3 && r[1]!.item === 'plum!')).toEqual([
+      { id: 1, item: 'apple', qty: 4 },
+      { id: 3, item: 'plum!', qty: 7 },
+      { id: 4, item: 'kiwi', qty: 2 },
+    ]);
+
+    // Deleting the pipeline (it owns its source) drops the capture's slot on the source.
+    expect((await slots()).length).toBe(1);
+    await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth);
+    await stateIs(id, 'paused');
+    expect((await gw.http.delete(`/api/pipelines/${id}`).set(t.owner.auth)).status).toBe(204);
+    expect(await eventually(slots, (s) => s.length === 0, 30_000, 250)).toEqual([]);
+  }, 240_000);
+});

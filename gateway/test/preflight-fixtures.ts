@@ -1,0 +1,48 @@
+import { expect } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TeamSetup } from './catalog-fixtures.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+// What the pre-flight suites share: a gateway allowed to reach 127.0.0.1 (its
+// default outbound policy denies loopback), a poster for the check paths, a
+// closed port, and the scan that no secret reached a response or a log.
+
+/** A closed local port: nothing listens there. */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** No response body and no log line of the gateway contains any of `secrets`. */
+export function expectNothingLeaked(gw: TestGateway, secrets: string[]): void {
+  const { bodies, logs } = gw.recorded();
+  for (const secret of secrets.filter(Boolean)) {
+    expect(bodies.filter((b) => b.includes(secret))).toEqual([]);
+    expect(logs.filter((l) => l.includes(secret))).toEqual([]);
+  }
+}
+
+/** The leak scan, then the gateway closed either way. */
+export async function closeChecked(gw: TestGateway, secrets: string[]): Promise<void> {
+  try {
+    expectNothingLeaked(gw, secrets);
+  } finally {
+    await gw.close();
+  }
+}
+
+/** `POST /api/connector-types/<prefix><path>` as `auth`. */
+export const poster =
+  (gw: () => TestGateway, owner: () => TeamSetup, prefix = '') =>
+  (path: string, body: unknown, auth = owner().owner.auth) =>
+    gw()
+      .http.post(`/api/connector-types/${prefix}${path}`)
+      .set(auth)
+      .send(body as object);
+
+export const startPreflightGateway = () =>
+  startTestGateway('pglite', { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { ClusterPort, DataModelResource, SubscriptionResource, WorkerRuntimePort } from '@sluice/shared';
+import { silentLogger } from '../controller/logger.js';
+import { MetricsRegistry } from '../worker/metrics.js';
+import { MonitoringCollector } from './monitoring-collector.js';
+
+// The collector against a real HTTP /metrics (the worker's own registry) and
+// stand-ins of the cluster and the runtime: it writes what changed, once per
+// round, and nothing when nothing moved.
+
+describe('MonitoringCollector', () => {
+  const registry = new MetricsRegistry();
+  registry
+    .gauge('sluice_worker_start_time_seconds', 'start')
+    .set({}, Date.parse('2026-11-23T11:00:00Z') / 1000);
+  const out = registry.counter('sluice_worker_messages_out_total', 'out');
+  let server: Server;
+  let url = '';
+  const writes: { name: string; status: Record<string, unknown> }[] = [];
+  const sub = {
+    kind: 'Subscription',
+    metadata: { name: 'sub', namespace: 'ns' },
+    spec: { datamodelId: 'dm', targetConnectorId: 'tgt' },
+    status: {} as Record<string, unknown>,
+  };
+  const dm = {
+    kind: 'DataModel',
+    metadata: { name: 'dm', namespace: 'ns' },
+    spec: { connectorId: 'src' },
+    status: {},
+  };
+  let now = '2026-11-23T12:00:00Z';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url !== '/metrics') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(registry.render());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/metrics`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const collector = () =>
+    new MonitoringCollector({
+      cluster: {
+        async patchStatus(_kind: string, _ns: string, name: string, status: Record<string, unknown>) {
+          writes.push({ name, status });
+          // As the API server would: the next round reads what was written.
+          const o = name === 'sub' ? sub : dm;
+          o.status = { ...o.status, ...status };
+          return {};
+        },
+      } as unknown as ClusterPort,
+      runtime: {
+        list: async () => [{ id: 'ns/tgt', phase: 'ready', configHash: 'h', restarts: 0 }],
+        metricsUrl: async (id: string) => (id === 'ns/tgt' ? url : undefined),
+      } as unknown as WorkerRuntimePort,
+      catalog: () => ({
+        connectors: [],
+        datamodels: [dm as unknown as DataModelResource],
+        subscriptions: [sub as unknown as SubscriptionResource],
+        pipelines: [],
+      }),
+      log: silentLogger,
+      intervalMs: 60_000,
+      slotWalDegradedBytes: 1024 ** 3,
+      now: () => now,
+    });
+
+  it('writes the figures that changed, once per object per round, and nothing when nothing moved', async () => {
+    const c = collector();
+    out.inc({ subscription: 'sub' }, 4);
+    expect(await c.collect()).toBe(2); // the subscription and its data model
+    expect(writes.find((w) => w.name === 'sub')?.status).toEqual({
+      monitoring: { messagesIn: 0, messagesOut: 4, errors: 0, reportedAt: now },
+    });
+    writes.length = 0;
+    now = '2026-11-23T12:00:15Z';
+    expect(await c.collect()).toBe(0);
+    out.inc({ subscription: 'sub' }, 3);
+    now = '2026-11-23T12:00:30Z';
+    await c.collect();
+    expect(writes.find((w) => w.name === 'sub')?.status).toMatchObject({
+      monitoring: { messagesOut: 7, reportedAt: now },
+    });
+  });
+
+  it('skips a worker whose /metrics cannot be read', async () => {
+    writes.length = 0;
+    const c = collector();
+    await new Promise<void>((r) => server.close(() => r()));
+    expect(await c.collect()).toBe(0);
+    server.listen(0, '127.0.0.1');
+  });
+});

@@ -1,0 +1,127 @@
+import {
+  NotFoundError,
+  type ClusterPort,
+  type ConnectorResource,
+  type DataModelResource,
+  type PipelineResource,
+  type SubscriptionResource,
+  type WorkerRuntimePort,
+} from '@sluice/shared';
+import type { Logger } from '../controller/logger.js';
+import { planMonitoring, type ScrapedWorker } from './monitoring-plan.js';
+import { parsePrometheusText } from './prometheus-text.js';
+import { workerFigures, type WorkerFigures } from './worker-figures.js';
+
+// The monitoring collector: every interval, read the /metrics of each ready
+// worker, and write what changed to status.monitoring (data models,
+// subscriptions, pipelines) and status.replicationSlot (PostgreSQL sources)
+// as merge patches of those fields alone — the reconcilers own the rest of
+// the status. One round at a time, at most one write per object per round,
+// nothing written when nothing changed: a busy cluster is not flooded.
+
+export interface CatalogView {
+  connectors: ConnectorResource[];
+  datamodels: DataModelResource[];
+  subscriptions: SubscriptionResource[];
+  pipelines: PipelineResource[];
+}
+
+export interface MonitoringCollectorOptions {
+  cluster: ClusterPort;
+  runtime: WorkerRuntimePort;
+  /** The operator's caches. */
+  catalog: () => CatalogView;
+  log: Logger;
+  /** SLUICE_MONITORING_INTERVAL_MS, default 15 s. */
+  intervalMs: number;
+  slotWalDegradedBytes: number;
+  /** Deadline of one /metrics read. */
+  scrapeTimeoutMs?: number;
+  now?: () => string;
+}
+
+export class MonitoringCollector {
+  /** The last figures read from each worker (by connector key), for the deltas of the next round. */
+  private readonly last = new Map<string, WorkerFigures>();
+  private readonly now: () => string;
+  /** Aborts reads in flight when the collector stops (a stopping leader does not wait for them). */
+  private stopping: AbortSignal | undefined;
+
+  constructor(private readonly options: MonitoringCollectorOptions) {
+    this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  }
+
+  /** One round: read every ready worker, write what changed; resolves with the writes made. */
+  async collect(): Promise<number> {
+    const { runtime, cluster, log } = this.options;
+    const observed = (await runtime.list()).filter((w) => w.phase === 'ready');
+    const workers = new Map<string, ScrapedWorker>();
+    await Promise.all(
+      observed.map(async (w) => {
+        const figures = await this.scrape(w.id);
+        if (!figures) return;
+        const before = this.last.get(w.id);
+        const sameRun = before && before.startedAtMs === figures.startedAtMs;
+        workers.set(w.id, sameRun ? { figures, previous: before } : { figures });
+      }),
+    );
+    const actions = planMonitoring({
+      ...this.options.catalog(),
+      workers,
+      slotWalDegradedBytes: this.options.slotWalDegradedBytes,
+      now: this.now(),
+    });
+    let writes = 0;
+    for (const a of actions) {
+      // A leader that stopped leading writes nothing more.
+      if (this.stopping?.aborted) break;
+      if (a.type !== 'patchStatus') continue;
+      try {
+        await cluster.patchStatus(a.ref.kind, a.ref.namespace, a.ref.name, a.status);
+        writes++;
+      } catch (err) {
+        if (!(err instanceof NotFoundError))
+          log.warn({ ref: a.ref, err: (err as Error).message }, 'writing monitoring figures failed');
+      }
+    }
+    // Workers gone (stopped, failed) are forgotten; one not read this round keeps its last figures.
+    const present = new Set(observed.map((w) => w.id));
+    for (const id of [...this.last.keys()]) if (!present.has(id)) this.last.delete(id);
+    for (const [id, w] of workers) this.last.set(id, w.figures);
+    return writes;
+  }
+
+  /** Collects every interval until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.stopping = signal;
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.options.intervalMs);
+        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+      if (signal.aborted) return;
+      await this.collect().catch((err: unknown) =>
+        this.options.log.warn({ err: (err as Error).message }, 'a monitoring round failed'),
+      );
+    }
+  }
+
+  private async scrape(id: string): Promise<WorkerFigures | undefined> {
+    const url = await this.options.runtime.metricsUrl(id);
+    if (!url) return undefined;
+    try {
+      const timeout = AbortSignal.timeout(this.options.scrapeTimeoutMs ?? 5000);
+      const signal = this.stopping ? AbortSignal.any([this.stopping, timeout]) : timeout;
+      const res = await fetch(url, { signal });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`HTTP ${res.status}`);
+      }
+      return workerFigures(parsePrometheusText(await res.text()));
+    } catch (err) {
+      // A worker restarting or briefly unreachable: skip it this round.
+      this.options.log.debug({ worker: id, err: (err as Error).message }, 'reading worker metrics failed');
+      return undefined;
+    }
+  }
+}

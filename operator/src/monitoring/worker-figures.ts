@@ -1,0 +1,86 @@
+import type { Bucket } from './histogram-quantile.js';
+import type { Sample } from './prometheus-text.js';
+
+// What one worker's /metrics say, by the ids the catalog knows: a source
+// worker's figures by data model, a target worker's by subscription
+// (operator/src/worker: sources/*, target/target-loop.ts).
+
+type ById = Record<string, number>;
+
+export interface WorkerFigures {
+  /** sluice_worker_start_time_seconds, in ms: a new value means counters started again from 0. */
+  startedAtMs?: number;
+  /** Source: change events published to each data model's topic. */
+  published: ById;
+  /** Source: source time (ms) of the newest event, by data model. */
+  sourceLastEventMs: ById;
+  /** Target, by subscription: consumed, confirmed, failed messages. */
+  consumed: ById;
+  confirmed: ById;
+  errors: ById;
+  /** Target: event time (ms) of the newest confirmed event, by subscription. */
+  lastEventMs: ById;
+  /** Target: end-to-end latency buckets (seconds), by subscription. */
+  latency: Record<string, Bucket[]>;
+  /** POSTGRES_SOURCE: the slot and the WAL it retains. */
+  slot?: { name: string; retainedWalBytes: number };
+}
+
+export function emptyFigures(): WorkerFigures {
+  return {
+    published: {},
+    sourceLastEventMs: {},
+    consumed: {},
+    confirmed: {},
+    errors: {},
+    lastEventMs: {},
+    latency: {},
+  };
+}
+
+const add = (into: ById, key: string | undefined, v: number) => {
+  if (key !== undefined && Number.isFinite(v)) into[key] = (into[key] ?? 0) + v;
+};
+const max = (into: ById, key: string | undefined, v: number) => {
+  if (key !== undefined && Number.isFinite(v)) into[key] = Math.max(into[key] ?? 0, v);
+};
+
+export function workerFigures(samples: readonly Sample[]): WorkerFigures {
+  const f = emptyFigures();
+  for (const { name, labels, value } of samples) {
+    switch (name) {
+      case 'sluice_worker_start_time_seconds':
+        f.startedAtMs = value * 1000;
+        break;
+      case 'sluice_source_messages_total':
+        add(f.published, labels.datamodel, value);
+        break;
+      case 'sluice_source_last_event_timestamp_seconds':
+        max(f.sourceLastEventMs, labels.datamodel, value * 1000);
+        break;
+      case 'sluice_worker_messages_in_total':
+        add(f.consumed, labels.subscription, value);
+        break;
+      case 'sluice_worker_messages_out_total':
+        add(f.confirmed, labels.subscription, value);
+        break;
+      case 'sluice_worker_errors_total':
+        add(f.errors, labels.subscription, value);
+        break;
+      case 'sluice_worker_last_event_timestamp_seconds':
+        max(f.lastEventMs, labels.subscription, value * 1000);
+        break;
+      case 'sluice_worker_end_to_end_latency_seconds_bucket': {
+        const sub = labels.subscription;
+        if (sub === undefined || labels.le === undefined) break;
+        const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
+        (f.latency[sub] ??= []).push({ le, count: value });
+        break;
+      }
+      case 'sluice_source_slot_retained_wal_bytes':
+        if (labels.slot !== undefined) f.slot = { name: labels.slot, retainedWalBytes: Math.max(0, value) };
+        break;
+    }
+  }
+  return f;
+}
