@@ -31,6 +31,7 @@ import { migrateToLatest, openDatabase } from './db/database.js';
 import { ensureAdmin } from './features/users/bootstrap.js';
 import { createMailer } from './mail/mailer.js';
 import { MirrorSync } from './mirror/sync.js';
+import { releaseOnDeletion } from './features/connectors/capture-release.js';
 import { warehouseHttpOptions } from './features/warehouses/engine.js';
 import { TaskScheduler } from './features/warehouses/scheduler.js';
 import { SlotMonitor } from './features/monitoring/slot-monitor.js';
@@ -84,8 +85,14 @@ export async function createContext(
     new KubernetesCluster({ kubeConfig: kc!, namespace, fieldManager: 'sluice-gateway' });
   const cluster = kc ? kubeCluster(config.namespace) : new EmbeddedCluster(handle.db);
   // Every watched namespace; on Kubernetes one adapter each, so lists and watches stay within the Roles.
+  // A connector deleted with kubectl: the gateway drops a PostgreSQL source's
+  // slot (it holds the secrets), once the context below exists.
+  let deletions: GatewayContext | undefined;
   const mirror = new MirrorSync(handle.db, cluster, config.watchNamespaces, log, {
     ...(kc ? { clusterFor: kubeCluster } : {}),
+    onDeleting: (object) => {
+      if (deletions) releaseOnDeletion(deletions, object);
+    },
   });
   const secretBox = new SecretBox(config.secretKey);
   const ctx: GatewayContext = {
@@ -106,6 +113,7 @@ export async function createContext(
     warehouseHttp: warehouseHttpOptions(config),
   };
   await ensureAdmin(ctx);
+  deletions = ctx;
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
   // Worker logs (features/logs) are read from the embedded operator's runtime,

@@ -72,3 +72,80 @@ describeWithPostgres('deleting a PostgreSQL source releases its replication slot
     );
   });
 });
+
+// Deleted with kubectl (here: straight through the cluster port, as kubectl
+// would): the operator's finalizer holds the connector and its Secret while
+// the gateway, seeing the deletion through its mirror, drops the slot and
+// records it; then the connector goes. An unreachable source lets it go too,
+// at once, with the outcome recorded — never a connector stuck in deletion.
+describeWithPostgres('a PostgreSQL source deleted with kubectl: the gateway drops its slot', () => {
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let source: ScratchDatabase;
+
+  beforeAll(async () => {
+    source = await createScratchDatabase('release_kubectl');
+    await source.client.query('create table public.orders (id int primary key)');
+    gw = await startTestGateway('pglite', {
+      SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
+      SLUICE_EMBEDDED_OPERATOR: 'true',
+    });
+    t = await setupTeam(gw, 'release-kubectl');
+  });
+  afterAll(async () => {
+    await closeScanned(gw);
+    await source.drop();
+  });
+
+  const ns = () => gw.ctx.config.namespace;
+  const create = async (name: string, host: string) => {
+    const res = await gw.http
+      .post('/api/connectors/')
+      .set(t.owner.auth)
+      .send({
+        name,
+        connector_type: 'POSTGRES_SOURCE',
+        team_id: t.teamId,
+        json_configuration: { ...source.settings, host, whitelist: ['public.orders'] },
+      });
+    expect(res.status).toBe(201);
+    const id = res.body.id as string;
+    // The operator's finalizer is on before the delete, as for any connector it has seen.
+    await until(
+      async () => ((await gw.ctx.cluster.get('Connector', ns(), id))?.metadata.finalizers ?? []).length > 0,
+    );
+    return id;
+  };
+  const gone = (id: string) =>
+    until(async () => (await gw.ctx.cluster.get('Connector', ns(), id)) === undefined);
+
+  it('drops the slot, then the connector goes', async () => {
+    const id = await create('kubectl-cdc', source.settings.host);
+    await source.client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [
+      cdcNames(id).slot,
+    ]);
+    await gw.ctx.cluster.delete('Connector', ns(), id);
+    await gone(id);
+    const left = await source.client.query('select 1 from pg_replication_slots where slot_name = $1', [
+      cdcNames(id).slot,
+    ]);
+    expect(left.rowCount).toBe(0);
+  }, 60_000);
+
+  it('an unreachable source does not hold the deletion', async () => {
+    const id = await create('kubectl-unreachable', '169.254.169.254');
+    const started = Date.now();
+    await gw.ctx.cluster.delete('Connector', ns(), id);
+    await gone(id);
+    // Well under the operator's 2-minute wait: the gateway recorded why it could not drop the slot.
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+});
+
+async function until(test: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`not true after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

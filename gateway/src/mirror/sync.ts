@@ -40,6 +40,12 @@ export interface MirrorSyncOptions {
    * namespace keeps a Role-scoped install within its Roles (as the operator's).
    */
   clusterFor?: (namespace: string | undefined) => ClusterPort;
+  /**
+   * Called (not awaited) with every mirrored object seen being deleted
+   * (`deletionTimestamp` set, held by a finalizer), from events and relists:
+   * the gateway's part of a deletion (a PostgreSQL source's slot).
+   */
+  onDeleting?: (object: ClusterObject) => void;
 }
 
 /** One list-and-watch: a kind in one namespace (undefined: in all of them, cluster scope). */
@@ -98,6 +104,7 @@ export class MirrorSync {
     this.minBackoffMs = opts.minBackoffMs ?? 200;
     this.maxBackoffMs = opts.maxBackoffMs ?? 10_000;
     this.cursorSaveMs = opts.cursorSaveMs ?? 10_000;
+    this.onDeleting = opts.onDeleting;
     const clusterFor = opts.clusterFor ?? (() => cluster);
     const scopes = namespaces === undefined ? [undefined] : [...new Set(namespaces)];
     const adapters = new Map(scopes.map((ns) => [ns, clusterFor(ns)]));
@@ -112,6 +119,11 @@ export class MirrorSync {
   }
 
   private gc: NodeJS.Timeout | undefined;
+  private readonly onDeleting: ((object: ClusterObject) => void) | undefined;
+
+  private deleting(object: ClusterObject): void {
+    if (object.metadata.deletionTimestamp) this.onDeleting?.(object);
+  }
 
   start(): void {
     for (const loop of this.loops) this.running.push(this.run(loop));
@@ -307,6 +319,7 @@ export class MirrorSync {
       if (rv) await writeCursor(trx, loop.kind, this.cursorOf(loop), rv);
     });
     if (freed) await this.takeOver(object);
+    if (mirrored && event.type !== 'DELETED') this.deleting(object);
     if (rv) {
       this.savedAt.set(loop.key, Date.now());
       this.progressed(loop, rv);
@@ -368,6 +381,7 @@ export class MirrorSync {
       return n;
     });
     this.log.info({ kind, namespace, objects: mirrorable.length, removed: gone }, 'Mirror relisted');
+    mirrorable.forEach((o) => this.deleting(o));
     return resourceVersion;
   }
 }

@@ -12,6 +12,7 @@ import type {
 import { workerId } from '@sluice/shared';
 import { MonitoringCollector } from '../monitoring/monitoring-collector.js';
 import { planConnector, type ConnectorInput } from '../reconcile/connector.js';
+import { captureReleaseTimeoutMs } from '../reconcile/capture-release.js';
 import { slotWalDegradedBytes } from '../reconcile/slot-retention.js';
 import { planPart } from '../reconcile/part.js';
 import { planPipeline } from '../reconcile/pipeline.js';
@@ -50,6 +51,8 @@ export interface ControllerOptions {
   monitoringIntervalMs?: number;
   /** Retained WAL of a replication slot past which connector and pipelines are Degraded (SLUICE_SLOT_WAL_DEGRADED_BYTES, 1 GiB). */
   slotWalDegradedBytes?: number;
+  /** How long a PostgreSQL source being deleted waits for the gateway to drop its slot (SLUICE_CAPTURE_RELEASE_TIMEOUT_MS, 2 min). */
+  captureReleaseTimeoutMs?: number;
   now?: () => string;
 }
 
@@ -296,6 +299,7 @@ export class Controller {
       worker,
       ...(secretNamespace !== undefined ? { secretNamespace } : {}),
       slotWalDegradedBytes: this.slotWalDegradedBytes,
+      captureReleaseTimeoutMs: this.options.captureReleaseTimeoutMs ?? captureReleaseTimeoutMs(),
       now: this.now(),
     };
   }

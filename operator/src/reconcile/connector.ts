@@ -16,6 +16,7 @@ import {
   workerId,
 } from '@sluice/shared';
 import { type Action, type ObjectRef, type Plan } from './actions.js';
+import { captureReleaseStep } from './capture-release.js';
 import { slotRetentionCondition } from './slot-retention.js';
 import { stateStatusActions } from './state-status.js';
 
@@ -35,6 +36,8 @@ export interface ConnectorInput {
   secretNamespace?: string;
   /** Retained WAL of the replication slot past which the connector is Degraded; unset: never. */
   slotWalDegradedBytes?: number;
+  /** How long a PostgreSQL source being deleted waits for the gateway to drop its slot; unset: not at all. */
+  captureReleaseTimeoutMs?: number;
   now: string;
 }
 
@@ -90,6 +93,18 @@ export function planConnector(input: ConnectorInput): Plan {
   if (c.metadata.deletionTimestamp) {
     if (worker)
       return { actions: [{ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) }] };
+    // The gateway drops a PostgreSQL source's slot with the Secret's values: both stay until then.
+    const release = captureReleaseStep(c, input.now, input.captureReleaseTimeoutMs);
+    if ('wait' in release) return { actions: [], requeueAfterMs: release.wait };
+    if (release.warning) {
+      actions.push({
+        type: 'event',
+        ref,
+        eventType: 'Warning',
+        reason: 'ReplicationSlotLeft',
+        message: release.warning,
+      });
+    }
     // Its managed Secret goes before the finalizer: a connector deleted with
     // kubectl leaves no secret behind (the gateway's own delete does the same).
     const secret = managedSecretName('connector', c.metadata.name);

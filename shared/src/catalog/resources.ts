@@ -29,6 +29,17 @@ export const WORKER_FINALIZER = `${API_GROUP}/worker`;
  */
 export const RESTART_ANNOTATION = `${API_GROUP}/restarted-at`;
 
+/**
+ * Set by the gateway on a PostgreSQL source being deleted, once it tried to
+ * drop the source's replication slot and publication (it holds the secrets
+ * to connect; the operator does not read them): `dropped`, or the sentence
+ * saying why not. The operator's finalizer waits for it, a bounded time,
+ * before the connector's managed Secret and the connector go
+ * (docs/data-plane-postgres.md, "Deleting a source").
+ */
+export const CAPTURE_RELEASED_ANNOTATION = `${API_GROUP}/capture-released`;
+export const CAPTURE_DROPPED = 'dropped';
+
 const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 const Ref = (description: string) => Type.String({ pattern: UUID_PATTERN, description });
 const OpenObject = (description: string) =>

@@ -1,22 +1,47 @@
 import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/operator';
-import { connectorType, type ConnectorSpec } from '@sluice/shared';
+import {
+  CAPTURE_DROPPED,
+  CAPTURE_RELEASED_ANNOTATION,
+  connectorType,
+  NotFoundError,
+  type ClusterObject,
+  type ConnectorResource,
+  type ConnectorSpec,
+} from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { preflightPolicy, resolvedStoredConfiguration } from '../preflight/preflight.service.js';
 
 // A PostgreSQL source holds a replication slot on the user's database, and a
 // slot nobody reads makes the server keep WAL for ever (its disk fills up).
 // Deleting the connector therefore drops the slot and the publication Sluice
-// created. The configuration is resolved before the connector and its secret
-// are deleted; the drop runs after (the operator stops the worker first, and
-// the drop waits up to 10 s for the slot to be released). A source that
-// cannot be reached does not block the delete: the slot's name is logged for
-// a person to drop it (docs/data-plane-postgres.md).
+// created — the gateway does it, as it holds the secrets to connect — and
+// records the outcome on the connector (CAPTURE_RELEASED_ANNOTATION), which
+// the operator's finalizer waits for before the managed Secret and the
+// connector go. Two ways in:
+// - a delete through the API resolves the configuration first, deletes, then
+//   drops (the operator stops the worker; the drop waits up to 10 s for the
+//   slot to be released);
+// - a delete with kubectl reaches the gateway through the mirror
+//   (`releaseOnDeletion`), while the finalizer holds the connector and its
+//   Secret.
+// A source that cannot be reached does not block the delete: the outcome
+// says why, and the operator's Warning event names the slot for a person to
+// drop (docs/data-plane-postgres.md, "Deleting a source").
 
-export interface CaptureRelease {
-  (): Promise<void>;
-}
+/** Drops the capture; resolves to `dropped` or the sentence saying why not. Undefined: nothing to drop. */
+export type CaptureRelease = () => Promise<string | undefined>;
 
-/** Prepares the release of a connector's capture; a no-op for other types. */
+/** Connectors whose release runs in this process (an API delete also comes back through the mirror). */
+const inFlight = new WeakMap<GatewayContext, Set<string>>();
+const running = (ctx: GatewayContext) => {
+  let set = inFlight.get(ctx);
+  if (!set) inFlight.set(ctx, (set = new Set()));
+  return set;
+};
+
+const sentence = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Prepares the release of a connector's capture (its settings resolved now); a no-op for other types. */
 export async function prepareCaptureRelease(
   ctx: GatewayContext,
   row: { id: string; connector_type: string; spec: unknown },
@@ -38,15 +63,101 @@ export async function prepareCaptureRelease(
   return async () => {
     try {
       await dropPostgresCdc(settings, { connectorId: row.id, policy: preflightPolicy(ctx) });
+      return CAPTURE_DROPPED;
     } catch (e) {
-      warn(ctx, row.id, e);
+      return warn(ctx, row.id, e);
     }
   };
 }
 
-function warn(ctx: GatewayContext, connector: string, e: unknown): void {
+/** Records the outcome on the connector being deleted; it may be gone already. */
+export async function recordCaptureRelease(
+  ctx: GatewayContext,
+  namespace: string,
+  id: string,
+  outcome: string,
+): Promise<void> {
+  try {
+    await ctx.cluster.patch('Connector', namespace, id, {
+      metadata: { annotations: { [CAPTURE_RELEASED_ANNOTATION]: outcome.slice(0, 500) } },
+    });
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+  }
+}
+
+/**
+ * The API's delete: resolves now (the Secret goes with the connector), and
+ * returns what finishes the release once the connector is deleted.
+ */
+export async function releaseForDelete(
+  ctx: GatewayContext,
+  row: { id: string; connector_type: string; spec: unknown },
+): Promise<() => Promise<void>> {
+  const namespace = await ctx.catalog.namespaceOf('Connector', row.id);
+  const release = await prepareCaptureRelease(ctx, row);
+  running(ctx).add(row.id);
+  return async () => {
+    try {
+      const outcome = await release();
+      if (outcome !== undefined) await recordCaptureRelease(ctx, namespace, row.id, outcome);
+    } finally {
+      running(ctx).delete(row.id);
+    }
+  };
+}
+
+/** Tries after the drop failed, spaced so a worker still stopping can release its slot. */
+const ATTEMPTS = 3;
+const RETRY_MS = 5000;
+
+/**
+ * The mirror saw a connector being deleted (kubectl, Argo CD): drop a
+ * PostgreSQL source's capture unless its outcome is recorded or this process
+ * is already at it. Every gateway replica may try; a failure is recorded only
+ * when no outcome is there yet, so a replica's success is not overwritten.
+ */
+export function releaseOnDeletion(ctx: GatewayContext, object: ClusterObject): void {
+  if (object.kind !== 'Connector') return;
+  const c = object as ConnectorResource;
+  const { name: id, namespace } = c.metadata;
+  if (connectorType(c.spec.connectorType)?.type !== 'POSTGRES_SOURCE') return;
+  if (c.metadata.annotations?.[CAPTURE_RELEASED_ANNOTATION] !== undefined || running(ctx).has(id)) return;
+  running(ctx).add(id);
+  void (async () => {
+    try {
+      const release = await prepareCaptureRelease(ctx, {
+        id,
+        connector_type: c.spec.connectorType,
+        spec: c.spec,
+      });
+      let outcome: string | undefined;
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        outcome = await release();
+        if (outcome === CAPTURE_DROPPED || attempt === ATTEMPTS) break;
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+      if (outcome === undefined) return;
+      if (outcome !== CAPTURE_DROPPED) {
+        const now = await ctx.cluster.get<ConnectorResource>('Connector', namespace, id);
+        if (!now || now.metadata.annotations?.[CAPTURE_RELEASED_ANNOTATION] !== undefined) return;
+      }
+      await recordCaptureRelease(ctx, namespace, id, outcome);
+    } catch (e) {
+      ctx.log.warn(
+        { connector: id, err: sentence(e) },
+        'releasing the capture of a deleted connector failed',
+      );
+    } finally {
+      running(ctx).delete(id);
+    }
+  })();
+}
+
+function warn(ctx: GatewayContext, connector: string, e: unknown): string {
   ctx.log.warn(
-    { connector, err: e instanceof Error ? e.message : String(e) },
+    { connector, err: sentence(e) },
     'could not drop the replication slot of a deleted PostgreSQL source: drop it on the source (pg_drop_replication_slot)',
   );
+  return sentence(e);
 }

@@ -20,7 +20,7 @@ import {
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
-import { prepareCaptureRelease } from './capture-release.js';
+import { releaseForDelete } from './capture-release.js';
 import { managedSecretName, missingReferences, replaceStep, secretStep } from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
@@ -307,7 +307,7 @@ export async function deleteConnector(ctx: GatewayContext, p: Principal, id: str
 export async function deleteConnectorObjects(ctx: GatewayContext, id: string): Promise<void> {
   const row = await repo.findConnector(ctx.db, id);
   // Resolved now: the secret it needs is deleted below.
-  const releaseCapture = row ? await prepareCaptureRelease(ctx, row) : async () => undefined;
+  const releaseCapture = row ? await releaseForDelete(ctx, row) : async () => undefined;
   for (const dmId of (await repo.datamodelIdsOf(ctx.db, [id])).get(id) ?? []) {
     await ctx.catalog.delete('DataModel', dmId);
   }

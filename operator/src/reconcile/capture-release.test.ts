@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared';
+import { captureReleaseStep } from './capture-release.js';
+
+const deleting = (type: string, annotations: Record<string, string> = {}): ConnectorResource =>
+  ({
+    apiVersion: 'sluice.dev/v1alpha1',
+    kind: 'Connector',
+    metadata: {
+      name: '0b6f1c2e-1111-4aaa-8bbb-000000000001',
+      namespace: 'sluice',
+      deletionTimestamp: '2026-11-23T10:00:00Z',
+      annotations,
+    },
+    spec: { connectorType: type, configuration: {} },
+  }) as unknown as ConnectorResource;
+
+describe('the deletion of a PostgreSQL source waits for the gateway to drop its slot', () => {
+  const at = (s: number) => new Date(Date.parse('2026-11-23T10:00:00Z') + s * 1000).toISOString();
+
+  it('waits, bounded, while no outcome is recorded', () => {
+    expect(captureReleaseStep(deleting('POSTGRES_SOURCE'), at(1), 120_000)).toEqual({ wait: 5000 });
+    expect(captureReleaseStep(deleting('POSTGRES_SOURCE'), at(118), 120_000)).toEqual({ wait: 2000 });
+  });
+
+  it('goes on once the slot was dropped, quietly', () => {
+    const c = deleting('POSTGRES_SOURCE', { [CAPTURE_RELEASED_ANNOTATION]: 'dropped' });
+    expect(captureReleaseStep(c, at(1), 120_000)).toEqual({});
+  });
+
+  it('goes on with a warning naming the slot when the drop failed or nobody answered in time', () => {
+    const failed = deleting('POSTGRES_SOURCE', { [CAPTURE_RELEASED_ANNOTATION]: 'Connection refused' });
+    const step = captureReleaseStep(failed, at(1), 120_000) as { warning: string };
+    expect(step.warning).toMatch(
+      /^The replication slot sluice_0b6f1c2e_1111_4aaa_8bbb_000000000001_[0-9a-f]{8} was not dropped \(Connection refused\); drop it on the source: SELECT pg_drop_replication_slot\('sluice_/,
+    );
+    const late = captureReleaseStep(deleting('POSTGRES_SOURCE'), at(120), 120_000) as { warning: string };
+    expect(late.warning).toMatch(/^No gateway dropped the replication slot sluice_\S+ within 120 s; drop it/);
+  });
+
+  it('does not wait for other types, or when the operator is told not to', () => {
+    expect(captureReleaseStep(deleting('KAFKA_SOURCE'), at(1), 120_000)).toEqual({});
+    expect(captureReleaseStep(deleting('POSTGRES_SOURCE'), at(1), undefined)).toEqual({});
+  });
+});
