@@ -158,6 +158,48 @@ describeWithPostgres('PostgreSQL CDC source on a real server (logical replicatio
     await stop();
   });
 
+  it('publishes a burst of transactions in few flushes, and acknowledges none before the flush carrying its events', async () => {
+    const log: string[] = [];
+    const ac = new AbortController();
+    let published = 0;
+    let buffered = 0;
+    const capture = await startPostgresCdc(
+      db.settings,
+      {
+        connectorId,
+        tables,
+        onEvent: async () => {
+          buffered += 1;
+        },
+        // A slow broker: the stream piles up meanwhile, so commits are acknowledged together.
+        flush: async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          published += buffered;
+          buffered = 0;
+          log.push('flush');
+        },
+        onAcknowledge: () => {
+          // Everything handed over before an acknowledgement is published by then.
+          if (buffered !== 0) log.push('ack-before-publish');
+          log.push('ack');
+        },
+      },
+      ac.signal,
+    );
+    const N = 200;
+    for (let i = 0; i < N; i++)
+      await db.client.query(`insert into orders values ($1, 'burst', 1, null)`, [1000 + i]);
+    const deadline = Date.now() + 30_000;
+    while (published < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    await capture.done;
+    expect(published).toBe(N);
+    expect(log).not.toContain('ack-before-publish');
+    const flushes = log.filter((l) => l === 'flush').length;
+    console.log(`${N} one-row transactions: ${flushes} flushes`);
+    expect(flushes).toBeLessThan(N / 4);
+  });
+
   it('drop removes the slot and the publication', async () => {
     await dropPostgresCdc(db.settings, { connectorId });
     const slots = await db.client.query('select 1 from pg_replication_slots where slot_name = $1', [

@@ -1,4 +1,5 @@
 import { Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
+import type { ChangeEvent } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { clientOptions, platformStream } from '../kafka/connection.js';
 import { workerOutboundPolicy } from '../outbound.js';
@@ -9,9 +10,14 @@ import { watchSlotRetention } from './slot-retention-gauge.js';
 // POSTGRES_SOURCE: logical replication (postgres-cdc.ts) of the enabled data
 // models' tables, each change published as a ChangeEvent to its data model's
 // topic on the platform stream broker (SLUICE_STREAM_BROKERS), keyed by the
-// JSON of the row's primary key. The capture acknowledges a transaction's LSN
-// only after every event of it was acknowledged by the broker (idempotent
-// producer, acks=all): a crash replays, never loses (docs/data-plane.md).
+// JSON of the row's primary key. Events are buffered and sent in one produce
+// request per flush (at most PUBLISH_BATCH at once); the capture acknowledges a
+// transaction's LSN only after the flush that carries its events was
+// acknowledged by the broker (idempotent producer, acks=all): a crash
+// replays, never loses (docs/data-plane.md).
+
+/** Events per produce request at most; also bounds what the worker holds. */
+const PUBLISH_BATCH = 500;
 
 export const postgresSourceEngine: Engine = {
   async start(raw, signal, ctx) {
@@ -28,6 +34,23 @@ export const postgresSourceEngine: Engine = {
       'sluice_source_last_event_timestamp_seconds',
       'Source time of the newest change event published, by data model',
     );
+    const buffered: ChangeEvent[] = [];
+    const flush = async () => {
+      if (buffered.length === 0) return;
+      const events = buffered.splice(0);
+      await producer.send({
+        messages: events.map((event) => ({
+          topic: topicOf.get(event.source.datamodel_id) as string,
+          key: JSON.stringify(event.key),
+          value: JSON.stringify(event),
+        })),
+      });
+      for (const event of events) {
+        const datamodel = event.source.datamodel_id;
+        published.inc({ datamodel, topic: topicOf.get(datamodel) as string });
+        lastEvent.set({ datamodel }, event.source.ts_ms / 1000);
+      }
+    };
     const producer = new Producer({
       ...clientOptions(platformStream(), `sluice-${config.connector_id}`),
       idempotent: true,
@@ -43,22 +66,10 @@ export const postgresSourceEngine: Engine = {
           tables: models.map((d) => ({ entry: d.entry, datamodelId: d.id })),
           policy: workerOutboundPolicy(),
           onEvent: async (event) => {
-            await producer.send({
-              messages: [
-                {
-                  topic: topicOf.get(event.source.datamodel_id) as string,
-                  key: JSON.stringify(event.key),
-                  value: JSON.stringify(event),
-                },
-              ],
-            });
-            const labels = {
-              datamodel: event.source.datamodel_id,
-              topic: topicOf.get(event.source.datamodel_id) as string,
-            };
-            published.inc(labels);
-            lastEvent.set({ datamodel: event.source.datamodel_id }, event.source.ts_ms / 1000);
+            buffered.push(event);
+            if (buffered.length >= PUBLISH_BATCH) await flush();
           },
+          flush,
           log: (level, msg) => ctx.log(level, msg),
         },
         signal,
