@@ -2,7 +2,13 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
-import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '../../operator/test/kafka-helpers.js';
+import { Admin } from '@platformatic/kafka';
+import {
+  assertWorkerBuilt,
+  eventually,
+  readTopic,
+  WORKER_PROGRAM,
+} from '../../operator/test/kafka-helpers.js';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
@@ -13,7 +19,8 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // then an insert, an update and a delete in one transaction; a row the mapper
 // marks with an `error` key lands in the error table; changes made while the
 // pipeline is paused arrive after the resume (the slot kept them); deleting
-// the pipeline drops the slot on the source.
+// the pipeline drops the slot on the source. A second pipeline takes another
+// table of the same database to a Kafka target.
 
 const SECRET = `cdc-s3cret-${randomUUID().slice(0, 8)}`;
 
@@ -157,4 +164,57 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     expect((await gw.http.delete(`/api/pipelines/${id}`).set(t.owner.auth)).status).toBe(204);
     expect(await eventually(slots, (s) => s.length === 0, 30_000, 250)).toEqual([]);
   }, 240_000);
+
+  it('to a Kafka target: each change a keyed JSON row on the target topic, deletes included', async () => {
+    await source.client.query('create table public.items (sku text primary key, price numeric)');
+    await source.client.query(`insert into public.items values ('a-1', 9.5)`);
+    const out = `items-${randomUUID().slice(0, 8)}`;
+    const created = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: 'items-to-kafka',
+        team_id: t.teamId,
+        source_name: 'shop-db-items',
+        source_type: 'POSTGRES_SOURCE',
+        source_config: { ...source.settings, password: SECRET, whitelist: ['public.items'] },
+        target_name: 'events',
+        target_type: 'KAFKA_TARGET',
+        target_config: { bootstrap_server: brokers.join(',') },
+        subscription_target_table_name: out,
+        subscription_backfill: true,
+        subscription_mapper_config: [
+          { key: 'sku', path: 'sku', primary_key: true },
+          { key: 'price', path: 'price', cast: 'float' },
+        ],
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await stateIs(id, 'live');
+    await source.client.query(`insert into public.items values ('b-2', 3)`);
+    await source.client.query(`update public.items set price = 10 where sku = 'a-1'`);
+    await source.client.query(`delete from public.items where sku = 'b-2'`);
+    const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+    try {
+      const read = async () => {
+        const list = await admin.listTopics();
+        return list.includes(out) ? readTopic(brokers, admin, out) : [];
+      };
+      const messages = await eventually(read, (m) => m.length >= 3, 60_000, 500);
+      // The snapshot row, the insert, the update: rows keyed by the primary key.
+      expect(messages.slice(0, 3).map((m) => [m.key, JSON.parse(m.value)])).toEqual([
+        ['{"sku":"a-1"}', { sku: 'a-1', price: 9.5 }],
+        ['{"sku":"b-2"}', { sku: 'b-2', price: 3 }],
+        ['{"sku":"a-1"}', { sku: 'a-1', price: 10 }],
+      ]);
+      // The delete: a tombstone (no value) for its key, as Kafka's compaction expects.
+      const last = await eventually(read, (m) => m.length >= 4, 60_000, 500);
+      expect(last[3]).toMatchObject({ key: '{"sku":"b-2"}' });
+    } finally {
+      await admin.close();
+    }
+    await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth);
+    await stateIs(id, 'paused');
+  }, 180_000);
 });
