@@ -87,11 +87,11 @@ export async function createContext(
   // Every watched namespace; on Kubernetes one adapter each, so lists and watches stay within the Roles.
   // A connector deleted with kubectl: the gateway drops a PostgreSQL source's
   // slot (it holds the secrets), once the context below exists.
-  let deletions: GatewayContext | undefined;
+  const deletions: { ctx?: GatewayContext } = {};
   const mirror = new MirrorSync(handle.db, cluster, config.watchNamespaces, log, {
     ...(kc ? { clusterFor: kubeCluster } : {}),
     onDeleting: (object) => {
-      if (deletions) releaseOnDeletion(deletions, object);
+      if (deletions.ctx) releaseOnDeletion(deletions.ctx, object);
     },
   });
   const secretBox = new SecretBox(config.secretKey);
@@ -113,7 +113,7 @@ export async function createContext(
     warehouseHttp: warehouseHttpOptions(config),
   };
   await ensureAdmin(ctx);
-  deletions = ctx;
+  deletions.ctx = ctx;
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
   // Worker logs (features/logs) are read from the embedded operator's runtime,
