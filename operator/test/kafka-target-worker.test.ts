@@ -218,6 +218,34 @@ describeWithKafka('KAFKA_TARGET worker (worker program, real broker)', () => {
     expect(await topicSize(admin, errors).catch(() => 0)).toBe(0);
   }, 240_000);
 
+  it('writes batches larger than the broker accepts in one request (rows keyed by all their columns)', async () => {
+    const source = `src-d-${run}`;
+    const out = `out-d-${run}`;
+    const N = 300;
+    await admin.createTopics({ topics: [source], partitions: 1, replicas: 1 });
+    // ~6 KiB per message, and with no primary_key rule the key is the whole row
+    // again: one batch of 300 is ~3.6 MB, past the broker's 1 MiB batch limit.
+    const pad = 'x'.repeat(6000);
+    for (let i = 0; i < N; i += 50) {
+      const values = Array.from({ length: 50 }, (_, j) => JSON.stringify({ id: i + j, pad }));
+      await producer.send({ messages: values.map((value) => ({ topic: source, value })) });
+    }
+    const cfg = config(source, out, `err-d-${run}`, { bootstrap_server: brokers.join(',') });
+    cfg.subscriptions![0]!.mapper_config = [];
+    const w = await startWorker(cfg, { SLUICE_BATCH_LINGER_MS: '500' });
+    workers.push(w);
+    await waitReady(w);
+    await eventually(
+      () => topicSize(admin, out).catch(() => 0),
+      (n) => n >= N,
+      60_000,
+    );
+    expect(w.child.exitCode).toBeNull();
+    const ids = (await readTopic(brokers, admin, out)).map((m) => JSON.parse(m.value).id as number);
+    expect(new Set(ids).size).toBe(N);
+    await stopWorker(w);
+  }, 120_000);
+
   it('ends in error with a clear message when the source topic does not exist', async () => {
     const w = await startWorker(
       config(`missing-${run}`, `out-c-${run}`, `err-c-${run}`, { bootstrap_server: brokers.join(',') }),

@@ -3,13 +3,15 @@ import type { WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { clientOptions, kafkaConnection } from '../kafka/connection.js';
+import { chunkBySize } from '../kafka/produce-chunks.js';
 import { describeKafkaError, targetEngine } from '../target/target-loop.js';
 
 // KAFKA_TARGET (spec 2.13): each record is one message on the topic named by
 // the subscription's target_table_name; the value is the row as JSON and the
 // key the JSON object of its key columns, so one row's versions land in one
 // partition, in order, and a compacted topic keeps its latest. A delete is a
-// tombstone (no value). The producer is idempotent with acks=all, so a retry
+// tombstone (no value). A batch goes as requests of at most 512 KiB
+// (produce-chunks.ts). The producer is idempotent with acks=all, so a retry
 // inside the client writes no duplicate; a batch sent again after a crash
 // does (at-least-once: docs/data-plane.md).
 
@@ -54,7 +56,7 @@ export class KafkaSink implements Sink {
   async write(batch: readonly SinkRecord[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await this.#producer.send({ messages: batch.map(toKafkaMessage) });
+      for (const messages of chunkBySize(batch.map(toKafkaMessage))) await this.#producer.send({ messages });
     } catch (e) {
       throw new Error(describeKafkaError(e), { cause: e });
     }

@@ -2,6 +2,7 @@ import { Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
 import type { ChangeEvent } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { clientOptions, platformStream } from '../kafka/connection.js';
+import { chunkBySize } from '../kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import { startPostgresCdc, type PostgresSourceSettings } from './postgres-cdc.js';
@@ -38,13 +39,12 @@ export const postgresSourceEngine: Engine = {
     const flush = async () => {
       if (buffered.length === 0) return;
       const events = buffered.splice(0);
-      await producer.send({
-        messages: events.map((event) => ({
-          topic: topicOf.get(event.source.datamodel_id) as string,
-          key: JSON.stringify(event.key),
-          value: JSON.stringify(event),
-        })),
-      });
+      const messages = events.map((event) => ({
+        topic: topicOf.get(event.source.datamodel_id) as string,
+        key: JSON.stringify(event.key),
+        value: JSON.stringify(event),
+      }));
+      for (const chunk of chunkBySize(messages)) await producer.send({ messages: chunk });
       for (const event of events) {
         const datamodel = event.source.datamodel_id;
         published.inc({ datamodel, topic: topicOf.get(datamodel) as string });
