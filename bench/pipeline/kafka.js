@@ -1,0 +1,24 @@
+// Reading a whole topic from its first offset with the worker's Kafka client,
+// as the ceilings and the client comparison do: a new consumer group, no
+// commits, the worker's fetch wait.
+import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes } from '@platformatic/kafka';
+
+export const openEarliestStream = async ({ brokers, topic, clientId }) => {
+  const consumer = new Consumer({
+    clientId,
+    groupId: `${clientId}-${topic}-${Date.now()}`,
+    bootstrapBrokers: brokers,
+  });
+  const stream = await consumer.consume({
+    topics: [topic],
+    mode: MessagesStreamModes.EARLIEST,
+    fallbackMode: MessagesStreamFallbackModes.EARLIEST,
+    autocommit: false,
+    maxWaitTime: 500,
+  });
+  const close = async () => {
+    await stream.close().catch(() => undefined);
+    await consumer.close(true).catch(() => undefined);
+  };
+  return { stream, close };
+};
