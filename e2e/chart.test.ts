@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load, loadAll } from 'js-yaml';
+import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
 
 // The Helm chart (charts/sluice), its values schema, and the Dockerfile, checked
 // the way a user would meet them: `helm lint`, `helm template` with the default
@@ -439,6 +440,11 @@ describe('Helm chart charts/sluice', () => {
       expect(template.spec.serviceAccountName).toBe('sluice-worker');
       expect(template.spec.automountServiceAccountToken).toBe(false);
       expect(template.spec.containers[0].args).toEqual(['operator/dist/worker/main.js']);
+      // The workers' heap bounds: the process runtime's default, one value.
+      expect(template.spec.containers[0].env).toContainEqual({
+        name: 'NODE_OPTIONS',
+        value: DEFAULT_WORKER_NODE_OPTIONS,
+      });
     });
 
     it('gives each service account exactly the permissions it needs', () => {

@@ -21,6 +21,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
+import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
 import { SHAPES, rng } from '../mapper/shapes.js';
 import { runJsonChild } from './child.js';
 import { histogramQuantile, startWorker } from './worker.js';
@@ -34,8 +35,9 @@ const TARGETS = option('--targets', 'kafka,postgres').split(',');
 const MAPPINGS = option('--mappings', 'identity,rules').split(',');
 // The worker's SLUICE_BATCH_SIZE (messages per batch); unset: the worker's default (500).
 const WORKER_BATCH = option('--worker-batch-size', null);
-// NODE_OPTIONS of the worker, e.g. "--max-semi-space-size=4 --max-old-space-size=192" (unset: Node's defaults).
-const WORKER_NODE_OPTIONS = option('--worker-node-options', null);
+// NODE_OPTIONS of the worker: by default what the worker runtimes give it
+// (DEFAULT_WORKER_NODE_OPTIONS); "" for Node's defaults.
+const WORKER_NODE_OPTIONS = option('--worker-node-options', DEFAULT_WORKER_NODE_OPTIONS);
 const WORKER_ENV = {
   ...(WORKER_BATCH ? { SLUICE_BATCH_SIZE: WORKER_BATCH } : {}),
   ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
@@ -331,7 +333,7 @@ const rows = results.map(({ shape, target, mapping, worker, ceiling, ratio, rati
   ];
 });
 console.log(
-  `\nPipeline: ${thousands(N)} preloaded messages per case, medians of ${ROUNDS} round(s) (peak RSS: the largest), latency from ${LATENCY_MESSAGES} more at half the measured rate (≤ 1,000 msg/s), worker batch size ${WORKER_BATCH ?? 'default (500)'}, worker NODE_OPTIONS ${WORKER_NODE_OPTIONS ?? 'none'}\n`,
+  `\nPipeline: ${thousands(N)} preloaded messages per case, medians of ${ROUNDS} round(s) (peak RSS: the largest), latency from ${LATENCY_MESSAGES} more at half the measured rate (≤ 1,000 msg/s), worker batch size ${WORKER_BATCH ?? 'default (500)'}, worker NODE_OPTIONS ${WORKER_NODE_OPTIONS || "none (Node's defaults)"}\n`,
 );
 console.log(
   table(

@@ -3,7 +3,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { WorkerObservation, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
+import {
+  workerNodeOptions,
+  type WorkerObservation,
+  type WorkerRuntimePort,
+  type WorkerSpec,
+} from '@sluice/shared';
 import { LogRing } from './log-ring.js';
 import { inheritedWorkerEnv } from './worker-environment.js';
 import { WorkerListeners } from './worker-listeners.js';
@@ -135,6 +140,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
     const child = spawn(command as string, args, {
       env: {
         ...inheritedWorkerEnv(process.env),
+        NODE_OPTIONS: workerNodeOptions(process.env),
         ...this.options.env,
         ...secrets,
         SLUICE_WORKER_ID: spec.id,

@@ -45,6 +45,11 @@ export interface SinkRecord {
   row: Record<string, unknown>;
   /** Names of the key columns of `row` (upserts and deletes are by these). */
   keyColumns: string[];
+  /**
+   * True when the subscription marks no `primary_key`, so `keyColumns` is
+   * the whole row: tables still need it to upsert, a broker writes no key.
+   */
+  wholeRowKey?: boolean;
 }
 
 /**

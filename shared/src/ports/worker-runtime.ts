@@ -88,3 +88,17 @@ export interface WorkerRuntimePort extends WorkerReaderPort {
   /** Stops every worker (process adapter) or nothing (Kubernetes: workers outlive the operator). */
   close(): Promise<void>;
 }
+
+/**
+ * NODE_OPTIONS of a worker unless SLUICE_WORKER_NODE_OPTIONS (process
+ * runtime) or the chart's `workers.nodeOptions` (Deployments) say otherwise.
+ * With Node's defaults a busy worker's resident memory reached 300–440 MiB
+ * (bench/README.md, "Pipeline"), most of it a young generation V8 sizes for
+ * throughput; these keep it near 200–260 MiB at a few percent of throughput.
+ */
+export const DEFAULT_WORKER_NODE_OPTIONS = '--max-semi-space-size=8 --max-old-space-size=192';
+
+/** The NODE_OPTIONS a worker process gets (an empty SLUICE_WORKER_NODE_OPTIONS: Node's defaults). */
+export function workerNodeOptions(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SLUICE_WORKER_NODE_OPTIONS ?? DEFAULT_WORKER_NODE_OPTIONS;
+}

@@ -8,8 +8,9 @@ import { describeKafkaError, targetEngine } from '../target/target-loop.js';
 
 // KAFKA_TARGET (spec 2.13): each record is one message on the topic named by
 // the subscription's target_table_name; the value is the row as JSON and the
-// key the JSON object of its key columns, so one row's versions land in one
-// partition, in order, and a compacted topic keeps its latest. A delete is a
+// key the JSON object of its primary-key columns, so one row's versions land
+// in one partition, in order, and a compacted topic keeps its latest; rows of
+// a subscription without a primary_key rule have no key. A delete is a
 // tombstone (no value). A batch goes as requests of at most 512 KiB
 // (produce-chunks.ts). The producer is idempotent with acks=all, so a retry
 // inside the client writes no duplicate; a batch sent again after a crash
@@ -23,9 +24,13 @@ export function recordKey(r: SinkRecord): string {
 }
 
 export function toKafkaMessage(r: SinkRecord): Out {
+  // Without a primary_key rule a row has no key: the producer spreads such
+  // rows over the partitions, instead of writing every row twice (as key and
+  // value). A delete keeps its key: a tombstone means nothing without one.
+  const keyed = !(r.wholeRowKey && r.op === 'upsert');
   return {
     topic: r.table,
-    key: recordKey(r),
+    ...(keyed ? { key: recordKey(r) } : {}),
     ...(r.op === 'delete' ? {} : { value: JSON.stringify(r.row) }),
   };
 }

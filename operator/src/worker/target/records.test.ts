@@ -33,7 +33,7 @@ describe('mapping consumed messages to sink records', () => {
   it('an empty rule set passes the message through, keyed by all its columns', () => {
     const out = mapMessage(msg({ a: 1, b: 'x' }), [prepareSubscription(sub())]);
     expect(out.records).toEqual([
-      { op: 'upsert', table: 'out', row: { a: 1, b: 'x' }, keyColumns: ['a', 'b'] },
+      { op: 'upsert', table: 'out', row: { a: 1, b: 'x' }, keyColumns: ['a', 'b'], wholeRowKey: true },
     ]);
     expect(out.producedMs).toBe(1_700_000_000_000);
   });

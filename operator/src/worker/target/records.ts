@@ -201,6 +201,7 @@ export function mapMessage(m: ConsumedMessage, subs: readonly PreparedSubscripti
         table: s.config.target_table_name,
         row,
         keyColumns: s.keyColumns.length > 0 ? s.keyColumns : Object.keys(row),
+        ...(s.keyColumns.length === 0 ? { wholeRowKey: true } : {}),
       });
     });
   }
