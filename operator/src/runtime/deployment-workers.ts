@@ -17,6 +17,7 @@ import type { Logger } from '../controller/logger.js';
 import { WorkerListeners } from './worker-listeners.js';
 import { observeWorker } from './worker-observation.js';
 import {
+  CONFIG_HASH_ANNOTATION,
   deploymentName,
   WORKER_CONTAINER,
   WORKER_ID_ANNOTATION,
@@ -150,11 +151,8 @@ export class DeploymentWorkers implements WorkerReaderPort {
   ): AsyncIterable<string> {
     await this.started;
     const name = deploymentName(id, this.options.namespace);
-    const pod = this.podsOf(name)
-      .filter((p) => p.spec?.nodeName)
-      .sort((a, b) =>
-        String(b.metadata?.creationTimestamp).localeCompare(String(a.metadata?.creationTimestamp)),
-      )[0];
+    const hash = this.deploymentOf(name)?.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+    const pod = currentPod(this.podsOf(name), hash);
     if (!pod?.metadata?.name) return;
     const stream = new PassThrough();
     // client-node pipes the response body into `stream` and leaves the body's
@@ -205,4 +203,23 @@ export class DeploymentWorkers implements WorkerReaderPort {
   protected notify(id: string): void {
     this.listeners.notify(id);
   }
+}
+
+/**
+ * The pod whose log is the worker's: scheduled, not being deleted, running
+ * the Deployment's current configuration (`configHash`) when one does, then
+ * the newest. Creation times have one-second resolution, so a replaced pod
+ * and its successor can tie: the configuration decides, not the order.
+ */
+export function currentPod(pods: readonly V1Pod[], configHash: string | undefined): V1Pod | undefined {
+  const rank = (p: V1Pod) =>
+    (p.metadata?.deletionTimestamp ? 0 : 2) +
+    (configHash !== undefined && p.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === configHash ? 1 : 0);
+  return pods
+    .filter((p) => p.spec?.nodeName)
+    .sort(
+      (a, b) =>
+        rank(b) - rank(a) ||
+        String(b.metadata?.creationTimestamp).localeCompare(String(a.metadata?.creationTimestamp)),
+    )[0];
 }
