@@ -28,16 +28,7 @@ describeWithPostgres('deleting a PostgreSQL source releases its replication slot
     await source.drop();
   });
 
-  const create = (name: string, host: string) =>
-    gw.http
-      .post('/api/connectors/')
-      .set(t.owner.auth)
-      .send({
-        name,
-        connector_type: 'POSTGRES_SOURCE',
-        team_id: t.teamId,
-        json_configuration: { ...source.settings, host, whitelist: ['public.orders'] },
-      });
+  const create = (name: string, host: string) => createSource(gw, t, source, name, host);
   const slots = async () =>
     (await source.client.query<{ slot_name: string }>('select slot_name from pg_replication_slots')).rows.map(
       (r) => r.slot_name,
@@ -99,15 +90,7 @@ describeWithPostgres('a PostgreSQL source deleted with kubectl: the gateway drop
 
   const ns = () => gw.ctx.config.namespace;
   const create = async (name: string, host: string) => {
-    const res = await gw.http
-      .post('/api/connectors/')
-      .set(t.owner.auth)
-      .send({
-        name,
-        connector_type: 'POSTGRES_SOURCE',
-        team_id: t.teamId,
-        json_configuration: { ...source.settings, host, whitelist: ['public.orders'] },
-      });
+    const res = await createSource(gw, t, source, name, host);
     expect(res.status).toBe(201);
     const id = res.body.id as string;
     // The operator's finalizer is on before the delete, as for any connector it has seen.
@@ -148,4 +131,17 @@ async function until(test: () => Promise<boolean>, ms = 30_000): Promise<void> {
     if (Date.now() > deadline) throw new Error(`not true after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A PostgreSQL source of `source`'s table `public.orders`, reached at `host`. */
+function createSource(gw: TestGateway, t: TeamSetup, source: ScratchDatabase, name: string, host: string) {
+  return gw.http
+    .post('/api/connectors/')
+    .set(t.owner.auth)
+    .send({
+      name,
+      connector_type: 'POSTGRES_SOURCE',
+      team_id: t.teamId,
+      json_configuration: { ...source.settings, host, whitelist: ['public.orders'] },
+    });
 }

@@ -53,12 +53,6 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
   afterAll(async () => {
     if (gw) await closeScanned(gw);
     process.env = saved;
-    await source?.client
-      .query(
-        `select pg_drop_replication_slot(slot_name) from pg_replication_slots
-          where database = current_database() and not active`,
-      )
-      .catch(() => undefined);
     await source?.drop();
     await target?.drop();
   });

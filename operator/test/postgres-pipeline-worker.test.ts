@@ -42,10 +42,6 @@ describeWithKafka('PostgreSQL → Kafka → PostgreSQL (worker program)', () => 
   });
   afterAll(async () => {
     for (const w of workers) await stopWorker(w);
-    // The slot must go before its database can be dropped.
-    await source?.client.query(
-      `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name like 'sluice_src_${run}%'`,
-    );
     await source?.drop();
     await target?.drop();
   });

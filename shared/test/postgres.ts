@@ -46,6 +46,7 @@ export interface ScratchDatabase {
   settings: ScratchSettings;
   /** A connected client on the scratch database (ended by `drop`). */
   client: pg.Client;
+  /** Drops the database, and first the replication slots it still holds. */
   drop(): Promise<void>;
 }
 
@@ -71,6 +72,12 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
     client,
     async drop() {
       await client.end().catch(() => undefined);
+      // A database holding replication slots cannot be dropped: the slots
+      // captures left behind (their workers are gone by now) go first.
+      await admin.query(
+        'select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = $1 and not active',
+        [database],
+      );
       await admin.query(`drop database if exists ${database} with (force)`);
       await admin.end();
     },

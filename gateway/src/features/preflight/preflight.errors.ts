@@ -41,6 +41,14 @@ const NETWORK: Record<string, (where: string) => string> = {
   ECONNRESET: (w) => `${w} closed the connection`,
 };
 
+/** What every description says first: the address policy's refusal, or a sentence a check already wrote. */
+function settled(error: unknown, errors: Chained[]): string | undefined {
+  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
+  if (denied) return String(denied.message);
+  if (error instanceof PreflightFailure) return error.message;
+  return undefined;
+}
+
 /** The sentence of a socket error code (ECONNREFUSED, ENOTFOUND, …), if it is a known one. */
 export function describeNetworkCode(code: string | undefined, where: string): string | undefined {
   return code ? NETWORK[code]?.(where) : undefined;
@@ -57,9 +65,8 @@ function clean(text: string): string {
  */
 export function describeKafkaFailure(error: unknown, where: string): string {
   const errors = chain(error);
-  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
-  if (denied) return String(denied.message);
-  if (error instanceof PreflightFailure) return error.message;
+  const known = settled(error, errors);
+  if (known !== undefined) return known;
   const messages = errors.map((e) => String(e.message ?? ''));
   const auth = messages.find((m) => /authenticat|sasl/i.test(m));
   if (auth) {
@@ -84,9 +91,8 @@ export function describeKafkaFailure(error: unknown, where: string): string {
 /** One sentence for a failure of a PostgreSQL connection or query (the server's message and SQLSTATE). */
 export function describePgFailure(error: unknown, where: string): string {
   const errors = chain(error);
-  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
-  if (denied) return String(denied.message);
-  if (error instanceof PreflightFailure) return error.message;
+  const known = settled(error, errors);
+  if (known !== undefined) return known;
   for (const e of errors) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (code === '28P01' || code === '28000') {
@@ -108,9 +114,8 @@ export function describePgFailure(error: unknown, where: string): string {
 /** One sentence for a failure of a MySQL or MariaDB connection or query (the server's message and error code). */
 export function describeMysqlFailure(error: unknown, engine: string, where: string): string {
   const errors = chain(error);
-  const denied = errors.find((e) => e instanceof OutboundAddressDeniedError);
-  if (denied) return String(denied.message);
-  if (error instanceof PreflightFailure) return error.message;
+  const known = settled(error, errors);
+  if (known !== undefined) return known;
   for (const e of errors) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
