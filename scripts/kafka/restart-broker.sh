@@ -20,16 +20,25 @@ command -v node >/dev/null || PATH="$("$root/scripts/node24.sh"):$PATH"
   exit 64
 }
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && [[ $(ps -o stat= -p "$1" 2>/dev/null) != Z* ]]; }
+# Alive: the process exists and is not a zombie. One `ps` answers both, so a
+# zombie reaped between two checks cannot read as alive (CI saw exactly that:
+# `kill -0` passed on the zombie, `ps` then found nothing).
+alive() {
+  local stat
+  [ -n "$1" ] || return 1
+  stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [ -n "$stat" ] && [[ $stat != Z* ]]
+}
 
 pid=$(cat "$dir/broker.pid" 2>/dev/null || true)
 if alive "$pid"; then
-  kill -TERM "$pid"
+  # It may exit between the check and the signal: that is not an error.
+  kill -TERM "$pid" 2>/dev/null || true
   for _ in $(seq 300); do
     alive "$pid" || break
     sleep 0.1
   done
-  alive "$pid" && kill -KILL "$pid"
+  if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
 fi
 sleep "$down"
 
