@@ -57,8 +57,14 @@ export interface SinkRecord {
  * durable at the target — the caller acknowledges the stream (commits
  * offsets) after it, which makes delivery at-least-once — and writing the
  * same batch twice leaves the target as writing it once (upserts by key).
+ *
+ * `ready`, when given, resolves once the batch may reach the target (the
+ * previous batch's offsets are committed): a Sink may prepare the batch
+ * before it (serialize, build statements: CPU work that then overlaps the
+ * commit) but sends nothing of it until then, so a worker killed at any
+ * point replays at most one batch.
  */
 export interface Sink {
-  write(batch: readonly SinkRecord[], signal: AbortSignal): Promise<void>;
+  write(batch: readonly SinkRecord[], signal: AbortSignal, ready?: Promise<void>): Promise<void>;
   close(): Promise<void>;
 }

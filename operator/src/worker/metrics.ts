@@ -43,12 +43,19 @@ export class Histogram {
   readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
   constructor(readonly buckets: readonly number[]) {}
   observe(value: number, labels: Labels = {}): void {
+    this.observeAll([value], labels);
+  }
+  /** Many observations of one label set (its text is built once). */
+  observeAll(values: readonly number[], labels: Labels = {}): void {
     const id = labelText(labels);
     let s = this.#series.get(id);
     if (!s) this.#series.set(id, (s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
-    s.sum += value;
-    s.count += 1;
-    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) s.counts[i]! += 1;
+    for (const value of values) {
+      s.sum += value;
+      s.count += 1;
+      for (let i = 0; i < this.buckets.length; i++)
+        if (value <= (this.buckets[i] as number)) s.counts[i]! += 1;
+    }
   }
   /** Observations over every label set. */
   get count(): number {

@@ -201,15 +201,10 @@ export class BackfillRunner {
         log: (level, msg, fields) => this.ctx.log[level]({ ...fields, backfill: run.id }, msg),
       };
       const metrics = targetMetrics(wctx);
-      const loop = {
-        batchSize: o.batchSize,
-        lingerMs: 0,
-        maxBuffered: o.batchSize,
-        writeAttempts: o.writeAttempts,
-      };
       /** Writes a batch and records where the item stands; the outcome when the item must stop. */
       const write = async (messages: ConsumedMessage[], progress: unknown): Promise<Outcome | null> => {
-        if (messages.length > 0) await writeBatch(messages, subsOf, sink, signal, wctx, metrics, loop);
+        if (messages.length > 0)
+          await writeBatch(messages, { subsOf, sink, signal, ctx: wctx, m: metrics, o });
         if (signal.aborted) return 'lost'; // not confirmed: the next runner writes this batch again
         const r = await repo.recordProgress(
           this.ctx.db,

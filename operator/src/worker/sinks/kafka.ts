@@ -58,10 +58,12 @@ export class KafkaSink implements Sink {
     }
   }
 
-  async write(batch: readonly SinkRecord[]): Promise<void> {
+  async write(batch: readonly SinkRecord[], _signal: AbortSignal, ready?: Promise<void>): Promise<void> {
     if (batch.length === 0) return;
+    const requests = chunkBySize(batch.map(toKafkaMessage));
+    await ready;
     try {
-      for (const messages of chunkBySize(batch.map(toKafkaMessage))) await this.#producer.send({ messages });
+      for (const messages of requests) await this.#producer.send({ messages });
     } catch (e) {
       throw new Error(describeKafkaError(e), { cause: e });
     }

@@ -27,7 +27,7 @@ import {
   type OracleStatement,
   type OracleTableRef,
 } from './oracle-sql.js';
-import { byColumnSet, planBatch } from './postgres.js';
+import { planBatch } from './postgres.js';
 import { castsByTable } from './target-engines.js';
 
 // The ORACLE_TARGET sink, built like the PostgreSQL one (docs/data-plane.md,
@@ -102,7 +102,7 @@ class OracleSink implements Sink {
     this.rowsPerStatement = options.rowsPerStatement ?? 1000;
   }
 
-  async write(batch: readonly SinkRecord[], signal: AbortSignal): Promise<void> {
+  async write(batch: readonly SinkRecord[], signal: AbortSignal, ready?: Promise<void>): Promise<void> {
     if (batch.length === 0) return;
     signal.throwIfAborted();
     let tables: { name: string; ref: OracleTableRef; plan: TablePlan }[];
@@ -111,6 +111,8 @@ class OracleSink implements Sink {
     } catch (error) {
       throw new OracleSinkError((error as Error).message);
     }
+    await ready;
+    signal.throwIfAborted();
     const session = await this.connect();
     // An abort mid-batch closes the session: the server rolls the transaction back.
     const onAbort = () => this.drop(session);
@@ -242,7 +244,7 @@ class OracleSink implements Sink {
     columns: Columns,
     plan: TablePlan,
   ): Promise<void> {
-    for (const rows of byColumnSet(plan.upserts)) {
+    for (const rows of plan.upsertGroups) {
       const cols = this.columnsOf(ref, columns, Object.keys(rows[0] as object));
       await this.run(session, (chunk) => mergeStatement(ref, cols, plan.keyColumns, chunk), rows);
     }

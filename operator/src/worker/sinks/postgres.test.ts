@@ -92,6 +92,8 @@ describe('planBatch', () => {
       { id: 2, a: 'new' },
     ]);
     expect(plan?.deletes).toEqual([{ id: 2 }, { id: 3 }]);
+    // Rows of other columns go to statements of their own: a missing column is left as it is.
+    expect(plan?.upsertGroups).toEqual([[{ id: 1, a: 'z', b: 'y' }], [{ id: 2, a: 'new' }]]);
   });
 });
 
@@ -208,6 +210,20 @@ describeWithPostgres('Postgres target sink on a real server', () => {
     // The sink still works after the failure.
     await sink.write([upsert('orders', { id: 12, name: 'after' })], signal());
     expect(await rows('select name from orders where id = 12')).toEqual([{ name: 'after' }]);
+  });
+
+  it('a one-statement batch on a known table (sent without BEGIN) is all or nothing too', async () => {
+    const failing = sink.write(
+      [
+        upsert('orders', { id: 20, name: 'good', total: 1 }),
+        upsert('orders', { id: 21, name: 'bad', total: 'not a number' }),
+      ],
+      signal(),
+    );
+    await expect(failing).rejects.toThrow(/^Writing to "public"\."orders" failed: invalid input syntax/);
+    expect(await rows('select id::int from orders where id in (20, 21)')).toEqual([]);
+    await sink.write([upsert('orders', { id: 22, name: 'next', total: 2 })], signal());
+    expect(await rows('select name, total from orders where id = 22')).toEqual([{ name: 'next', total: 2 }]);
   });
 
   it('refuses an existing table without a unique key on the key columns, naming it', async () => {

@@ -129,8 +129,9 @@ export function createWebhookSink(settings: WebhookTargetSettings, options: Webh
   }
 
   return {
-    async write(batch: readonly SinkRecord[], signal: AbortSignal): Promise<void> {
+    async write(batch: readonly SinkRecord[], signal: AbortSignal, ready?: Promise<void>): Promise<void> {
       const rows = batch.map(toWebhookRow);
+      await ready;
       for (let at = 0; at < rows.length; at += batchSize) {
         const chunk = rows.slice(at, at + batchSize);
         await send(batchSize === 1 ? (chunk[0] as WebhookRow) : chunk, signal);
