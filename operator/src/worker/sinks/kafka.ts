@@ -1,4 +1,4 @@
-import { Producer, ProduceAcks, stringSerializers, type MessageToProduce } from '@platformatic/kafka';
+import { Producer, ProduceAcks, type MessageToProduce } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engines.js';
@@ -16,7 +16,9 @@ import { describeKafkaError, targetEngine } from '../target/target-loop.js';
 // inside the client writes no duplicate; a batch sent again after a crash
 // does (at-least-once: docs/data-plane.md).
 
-type Out = MessageToProduce<string, string, string, string>;
+// Keys and values are encoded here, once: the request-size split reads
+// their length, and the producer sends them as they are (no serializer).
+type Out = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
 /** The message key of a record: JSON of its key columns, in their declared order. */
 export function recordKey(r: SinkRecord): string {
@@ -27,16 +29,14 @@ export function toKafkaMessage(r: SinkRecord): Out {
   // Without a primary_key rule a row has no key: the producer spreads such
   // rows over the partitions, instead of writing every row twice (as key and
   // value). A delete keeps its key: a tombstone means nothing without one.
-  const keyed = !(r.wholeRowKey && r.op === 'upsert');
-  return {
-    topic: r.table,
-    ...(keyed ? { key: recordKey(r) } : {}),
-    ...(r.op === 'delete' ? {} : { value: JSON.stringify(r.row) }),
-  };
+  const message: Out = { topic: r.table };
+  if (!(r.wholeRowKey && r.op === 'upsert')) message.key = Buffer.from(recordKey(r));
+  if (r.op !== 'delete') message.value = Buffer.from(JSON.stringify(r.row));
+  return message;
 }
 
 export class KafkaSink implements Sink {
-  readonly #producer: Producer<string, string, string, string>;
+  readonly #producer: Producer<Buffer, Buffer, Buffer, Buffer>;
 
   constructor(configuration: Record<string, unknown>, clientId: string) {
     this.#producer = new Producer({
@@ -45,7 +45,6 @@ export class KafkaSink implements Sink {
       acks: ProduceAcks.ALL,
       // Target topics are created on first use with the broker's defaults.
       autocreateTopics: true,
-      serializers: stringSerializers,
     });
   }
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { WorkerConfig } from '@sluice/shared';
+import { MetricsRegistry } from '../metrics.js';
 import { mapMessage, prepareSubscription, type ConsumedMessage } from './records.js';
+import { mapBatch, mapBatchInSlices, metricsOf } from './target-loop.js';
 
 type Sub = NonNullable<WorkerConfig['subscriptions']>[number];
 
@@ -139,5 +141,37 @@ describe('mapping consumed messages to sink records', () => {
     expect(() => prepareSubscription(sub({ mapper_config: [{ key: 'error', path: 'x' }] }))).toThrow(
       /subscription s1: invalid mapper/,
     );
+  });
+});
+
+describe('mapping a batch in slices (while the previous batch is written)', () => {
+  it('gives the records of mapBatch, in order, and lets I/O callbacks run between slices', async () => {
+    const ctx = { metrics: new MetricsRegistry(), log: () => undefined };
+    const s = prepareSubscription(
+      sub({
+        mapper_config: [
+          { key: 'n', path: 'n', primary_key: true },
+          { key: 'text', path: 'n', cast: 'string' },
+        ],
+      }),
+    );
+    const path = { subsOf: new Map([['in', [s]]]), ctx, m: metricsOf(ctx) };
+    const batch = Array.from({ length: 120 }, (_, n) =>
+      msg(n === 7 ? 'not json' : { n }, { offset: BigInt(n) }),
+    );
+    let immediates = 0;
+    const counting = setInterval(() => immediates++, 0);
+    const sliced = await mapBatchInSlices(batch, path);
+    clearInterval(counting);
+    // The same records (the error row's failed_at aside: a clock reading), in the same order.
+    const comparable = (records: { row: Record<string, unknown> }[]) =>
+      records.map((r) => ({ ...r, row: { ...r.row, failed_at: undefined } }));
+    const whole = mapBatch(batch, path);
+    expect(comparable(sliced.records)).toEqual(comparable(whole.records));
+    expect(sliced.records).toHaveLength(120);
+    expect(sliced.produced).toEqual(whole.produced);
+    expect(sliced.produced).toHaveLength(120);
+    // 120 messages are three slices: the event loop turned between them.
+    expect(immediates).toBeGreaterThan(0);
   });
 });

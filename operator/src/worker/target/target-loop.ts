@@ -290,7 +290,7 @@ async function startGroup(
   const take = () => {
     const batch = buffer.splice(0, o.batchSize);
     count(batch, (s, n) => m.messagesIn.inc({ topic: s.config.topic, subscription: s.config.id }, n));
-    return { batch, mapped: mapBatch(batch, path) };
+    return batch;
   };
 
   // The offsets of the batch just written are committed while the next batch
@@ -304,7 +304,7 @@ async function startGroup(
   };
   const done = (async () => {
     // A batch mapped while the previous one was being written.
-    let ahead: ReturnType<typeof take> | undefined;
+    let ahead: Promise<{ batch: RawMessage[]; mapped: MappedBatch }> | undefined;
     try {
       while (!signal.aborted) {
         if (failure) throw failure;
@@ -316,14 +316,24 @@ async function startGroup(
           });
           if (buffer.length === 0 || signal.aborted) continue;
         }
-        const { batch, mapped } = ahead ?? take();
+        let batch: RawMessage[];
+        let mapped: MappedBatch;
+        if (ahead) ({ batch, mapped } = await ahead);
+        else mapped = mapBatch((batch = take()), path);
         ahead = undefined;
         // The Sink prepares this batch while the previous one's offsets are
         // committed, and sends it only after (`ready`).
         const writing = writeMapped(mapped, path, committing);
-        // With a backlog, the mapper works on the next batch while the
-        // target writes this one (the mapper is pure: nothing is sent).
-        if (buffer.length >= o.batchSize) ahead = take();
+        if (buffer.length >= o.batchSize) {
+          // With a backlog, the mapper works on the next batch while the
+          // target writes this one (the mapper is pure: nothing is sent),
+          // in slices: mapping a whole batch at once would hold back the
+          // commit's answer and the write's requests for as long.
+          writing.catch(() => undefined); // awaited below
+          const next = take();
+          ahead = mapBatchInSlices(next, path).then((result) => ({ batch: next, mapped: result }));
+          ahead.catch(() => undefined); // awaited at the top of the loop
+        }
         await writing;
         if (signal.aborted) return; // not confirmed everywhere: redelivered to the next worker
         committing = acknowledge(batch);
@@ -398,6 +408,24 @@ export function mapBatch(
     }
   }
   return { records, produced };
+}
+
+/** Messages mapped per slice by `mapBatchInSlices` (a few milliseconds of work). */
+const MAP_SLICE = 50;
+
+/** `mapBatch`, yielding to the event loop between slices of MAP_SLICE messages (I/O goes on meanwhile). */
+export async function mapBatchInSlices(
+  batch: readonly ConsumedMessage[],
+  path: Pick<WritePath, 'subsOf' | 'ctx' | 'm'>,
+): Promise<MappedBatch> {
+  const out: MappedBatch = { records: [], produced: [] };
+  for (let at = 0; at < batch.length; at += MAP_SLICE) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const part = mapBatch(batch.slice(at, at + MAP_SLICE), path);
+    for (const r of part.records) out.records.push(r);
+    for (const p of part.produced) out.produced.push(p);
+  }
+  return out;
 }
 
 /** Writes a mapped batch to the Sink (once `ready` resolved: Sink.write), retried with back-off, then counts it. */
