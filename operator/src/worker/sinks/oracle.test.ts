@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { OutboundPolicy, type WorkerConfig } from '@sluice/shared';
-import type { SinkRecord } from '../contracts.js';
 import type { OracleSession } from '../oracle-connection.js';
 import type { OracleBindDef } from './oracle-sql.js';
 import { engineFor } from '../engines.js';
 import { createOracleSink, openOracleSink } from './oracle.js';
+import { del, upsert } from '../../../test/sink-records.js';
 
 // The Oracle sink's batch and transaction logic, driven through its session
 // seam by a recording fake (no Oracle server runs here): which statements,
@@ -65,18 +65,6 @@ const summary = (calls: Call[]) =>
     return c.sql;
   });
 
-const upsert = (table: string, row: Record<string, unknown>, keyColumns = ['id']): SinkRecord => ({
-  op: 'upsert',
-  table,
-  row,
-  keyColumns,
-});
-const del = (table: string, row: Record<string, unknown>, keyColumns = ['id']): SinkRecord => ({
-  op: 'delete',
-  table,
-  row,
-  keyColumns,
-});
 const signal = () => new AbortController().signal;
 
 function sinkWith(session: OracleSession, castsFor?: (t: string) => Record<string, 'datetime'> | undefined) {

@@ -4,22 +4,11 @@ import {
   describeWithPostgres,
   type ScratchDatabase,
 } from '../../../../shared/test/postgres.js';
-import type { Sink, SinkRecord } from '../contracts.js';
+import type { Sink } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
 import { ddlFor, typeConflicts } from './postgres-ddl.js';
+import { del, upsert } from '../../../test/sink-records.js';
 
-const upsert = (table: string, row: Record<string, unknown>, keyColumns = ['id']): SinkRecord => ({
-  op: 'upsert',
-  table,
-  row,
-  keyColumns,
-});
-const del = (table: string, row: Record<string, unknown>, keyColumns = ['id']): SinkRecord => ({
-  op: 'delete',
-  table,
-  row,
-  keyColumns,
-});
 const signal = () => new AbortController().signal;
 
 describe('ddlFor (what the preview shows)', () => {
