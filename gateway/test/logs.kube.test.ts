@@ -289,6 +289,29 @@ describeWithKube('worker logs on Kubernetes: pod logs through the API server (sp
     expect((await client.closed).code).toBe(1000);
   });
 
+  it("the stream goes on with the pod that replaces the worker's pod, same configuration (a reschedule)", async () => {
+    const c = await createConnector(gw, t.owner, t.teamId, 'moved', 'KAFKA_SOURCE', configs.kafkaSource('m'));
+    const first = await runWorker(home, c.id, [logLine('on the first node')]);
+    await untilLines(c.id);
+    const client = streams.open(`/connectors/${c.id}/logs`, specProtocols(t.owner.token));
+    await client.until((f) => f.line === logLine('on the first node'));
+    await untilFollowed(first);
+
+    // Evicted and rescheduled: the pod goes, a new one of the same template
+    // (same configuration hash, no restart counted) takes its place.
+    const deployment = deploymentName(workerId(home, c.id), home);
+    await standIn.removePods(deployment);
+    const second = (await standIn.runPod(deployment, { ready: true })).metadata!.name!;
+    expect(second).not.toBe(first);
+    kubelet.write(home, second, 'worker', logLine('on the second node'));
+    await client.until((f) => f.line === logLine('on the second node'));
+    expect(client.frames).toEqual(
+      ['on the first node', 'on the second node'].map((m) => ({ line: logLine(m) })),
+    );
+    client.ws.close(1000);
+    await client.closed;
+  });
+
   it("a pipeline's stream: both workers' lines, tagged with their side", async () => {
     const res = await gw.http
       .post('/api/pipelines/')

@@ -105,7 +105,11 @@ export class DeploymentWorkers implements WorkerReaderPort {
   async observe(id: string): Promise<WorkerObservation | undefined> {
     await this.started;
     const name = deploymentName(id, this.options.namespace);
-    return observeWorker(id, this.deploymentOf(name), this.podsOf(name));
+    const deployment = this.deploymentOf(name);
+    const pods = this.podsOf(name);
+    const observation = observeWorker(id, deployment, pods);
+    const uid = currentPod(pods, templateHash(deployment))?.metadata?.uid;
+    return observation && uid ? { ...observation, instance: uid } : observation;
   }
 
   async list(): Promise<WorkerObservation[]> {
@@ -151,8 +155,7 @@ export class DeploymentWorkers implements WorkerReaderPort {
   ): AsyncIterable<string> {
     await this.started;
     const name = deploymentName(id, this.options.namespace);
-    const hash = this.deploymentOf(name)?.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
-    const pod = currentPod(this.podsOf(name), hash);
+    const pod = currentPod(this.podsOf(name), templateHash(this.deploymentOf(name)));
     if (!pod?.metadata?.name) return;
     const stream = new PassThrough();
     // client-node pipes the response body into `stream` and leaves the body's
@@ -203,6 +206,11 @@ export class DeploymentWorkers implements WorkerReaderPort {
   protected notify(id: string): void {
     this.listeners.notify(id);
   }
+}
+
+/** The configuration hash of the Deployment's pod template (what its current pods carry). */
+function templateHash(deployment: V1Deployment | undefined): string | undefined {
+  return deployment?.spec?.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
 }
 
 /**

@@ -52,6 +52,12 @@ export interface WorkerObservation {
   /** Last error the worker reported (message only, never a secret). */
   message?: string;
   restarts: number;
+  /**
+   * Which run this is, where configHash and restarts do not tell (Kubernetes:
+   * the uid of the pod whose log is the worker's, so that a pod rescheduled
+   * with the same configuration is a new run for the log streams).
+   */
+  instance?: string;
 }
 
 /**

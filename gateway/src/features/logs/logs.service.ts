@@ -52,7 +52,7 @@ export async function tailOf(ctx: GatewayContext, p: Principal, id: string, tail
 /** Which run of a worker this is: a new one has a fresh log (process runtime: a new ring). */
 async function instanceOf(runtime: WorkerReaderPort, id: string): Promise<string | undefined> {
   const o = await runtime.observe(id);
-  return o ? `${o.configHash}#${o.restarts}` : undefined;
+  return o ? `${o.configHash}#${o.restarts}#${o.instance ?? ''}` : undefined;
 }
 
 /** Resolves on the next change of the worker's observation, or after `ms`, or when `signal` aborts. */
@@ -77,7 +77,10 @@ function nextChange(runtime: WorkerReaderPort, id: string, signal: AbortSignal, 
  * `signal` aborts. A worker run ends its log (Kubernetes: the container's log
  * stream ends) or is replaced by a new run (process runtime: a new run has a
  * log of its own): either way the stream goes on with the next run, from its
- * first line kept. While no worker runs it waits for one.
+ * first line kept — on Kubernetes, a pod rescheduled with the same
+ * configuration is a next run too (its uid: `WorkerObservation.instance`). A
+ * run whose log ended before its first line (a container not started yet) is
+ * read again. While no worker runs it waits for one.
  */
 export async function* followWorker(
   runtime: WorkerReaderPort,
@@ -105,16 +108,25 @@ export async function* followWorker(
         if (now !== instance) run.abort();
       });
     });
+    let sent = 0;
     try {
       // The first run: the asked tail; a later one: all it kept (it is new since the last line sent).
       const lines = runtime.logs(id, { tail: first ? tail : MAX_TAIL, follow: true, signal: run.signal });
       for await (const line of lines) {
         if (run.signal.aborted) break;
+        sent++;
         yield line;
       }
     } finally {
       unsubscribe();
       signal.removeEventListener('abort', stop);
+    }
+    if (sent === 0 && !run.signal.aborted) {
+      // Nothing came and the log ended: a container not started yet (the
+      // kubelet refuses its log) looks the same. Read this run again at its
+      // next change, or after `recheckMs`.
+      await nextChange(runtime, id, signal, recheckMs);
+      continue;
     }
     seen = instance;
     first = false;
