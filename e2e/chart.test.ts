@@ -93,6 +93,11 @@ async function render(values: string[] = [DEFAULT_VALUES], set: string[] = []): 
   return (loadAll(r.stdout) as (K8sObject | null)[]).filter((d): d is K8sObject => d !== null);
 }
 
+/** `helm template` of the default values with these `--set`s, as helm answered (for the refusals). */
+function templateSetting(set: string[]) {
+  return helm(['template', RELEASE, CHART, '-f', DEFAULT_VALUES, ...set.flatMap((s) => ['--set', s])]);
+}
+
 function find(docs: K8sObject[], kind: string, name: string, namespace?: string): Any {
   const found = docs.filter(
     (d) =>
@@ -289,14 +294,7 @@ describe('Helm chart charts/sluice', () => {
       ],
       [['rbac.extraNamespaces[0]=Not_A_Namespace'], "at '/rbac/extraNamespaces/0'"],
     ])('makes helm refuse --set %j', async (set, message) => {
-      const r = await helm([
-        'template',
-        RELEASE,
-        CHART,
-        '-f',
-        DEFAULT_VALUES,
-        ...set.flatMap((s) => ['--set', s]),
-      ]);
+      const r = await templateSetting(set);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain("values don't meet the specifications of the schema");
       expect(r.stderr).toContain(message);
@@ -545,7 +543,22 @@ describe('Helm chart charts/sluice', () => {
       expect(worker.spec.containers[0].image).toBe('registry.example.com/sluice/sluice-worker:0.1.0-rc.1');
       expect(worker.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
       expect(worker.metadata.labels['cost-center']).toBe('cdc');
+      // The target loop's tuning reaches the workers, after the chart's own variables.
+      expect(worker.spec.containers[0].env).toEqual([
+        { name: 'NODE_OPTIONS', value: DEFAULT_WORKER_NODE_OPTIONS },
+        { name: 'SLUICE_BATCH_SIZE', value: '2000' },
+        { name: 'SLUICE_FETCH_MAX_BYTES', value: '8388608' },
+      ]);
     });
+
+    it.each(['NODE_OPTIONS', 'SLUICE_STREAM_BROKERS', 'SLUICE_SECRET_0123'])(
+      'refuses workers.extraEnv setting %s, which the chart or the operator sets',
+      async (name) => {
+        const r = await templateSetting([`workers.extraEnv[0].name=${name}`, 'workers.extraEnv[0].value=x']);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain(`workers.extraEnv: ${name} is set by the chart or the operator`);
+      },
+    );
 
     it('holds sluice.dev objects cluster-wide but keeps Secrets, Deployments and the Lease namespaced', () => {
       expect(permissions(docs, 'sluice-api')).toEqual(sorted([...gatewayKinds('*'), ...gatewayHome(NS)]));
