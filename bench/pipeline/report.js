@@ -1,5 +1,5 @@
 // Small helpers the pipeline and Kafka client benches share: options, medians
-// and quantiles, and a Markdown table that pastes into bench/README.md.
+// and a Markdown table that pastes into bench/README.md.
 
 const args = process.argv.slice(2);
 
@@ -14,13 +14,6 @@ export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
-/** The q-quantile of `values` (nearest rank); NaN when empty. */
-export const quantile = (values, q) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 };
 
 export const table = (header, rows) =>

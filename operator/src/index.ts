@@ -26,19 +26,14 @@ export { cdcNames, dropPostgresCdc, type PostgresSourceSettings } from './worker
 export { measureSlotRetention, type SlotRetention } from './worker/sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a
 // stream's offset range, a source table's keyset pages (docs/data-plane.md "Backfills").
-export {
-  metricsOf as targetMetrics,
-  positiveSetting,
-  writeBatch,
-  describeKafkaError,
-} from './worker/target/target-loop.js';
+export { metricsOf as targetMetrics, positiveSetting, writeBatch } from './worker/target/target-loop.js';
 export {
   prepareSubscription,
   type ConsumedMessage,
   type PreparedSubscription,
 } from './worker/target/records.js';
 export { openKafkaSink } from './worker/sinks/kafka.js';
-export { openPostgresSink, openWebhookSink, type SinkOpenOptions } from './worker/sinks/target-engines.js';
+export { openPostgresSink, openWebhookSink } from './worker/sinks/target-engines.js';
 export { resolveSecrets } from './worker/secrets.js';
 export { MetricsRegistry } from './worker/metrics.js';
 export type { Sink } from './worker/contracts.js';

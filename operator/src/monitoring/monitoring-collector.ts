@@ -1,4 +1,5 @@
 import {
+  abortableSleep,
   NotFoundError,
   type ClusterPort,
   type ConnectorResource,
@@ -95,10 +96,7 @@ export class MonitoringCollector {
   async run(signal: AbortSignal): Promise<void> {
     this.stopping = signal;
     while (!signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.options.intervalMs);
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await abortableSleep(this.options.intervalMs, signal);
       if (signal.aborted) return;
       await this.collect().catch((err: unknown) =>
         this.options.log.warn({ err: (err as Error).message }, 'a monitoring round failed'),

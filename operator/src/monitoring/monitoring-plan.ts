@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type {
   ConnectorResource,
   DataModelResource,
@@ -167,11 +168,9 @@ function changed(current: Monitoring | undefined, next: Monitoring, threshold: n
   if (!current) return true;
   const { reportedAt: _a, retainedWalBytes: walA, ...a } = current;
   const { reportedAt: _b, retainedWalBytes: walB, ...b } = next;
-  if (JSON.stringify(sortKeys(a)) !== JSON.stringify(sortKeys(b))) return true;
+  if (!isDeepStrictEqual(a, b)) return true;
   return walB !== undefined && walChanged(walA, walB, threshold);
 }
-
-const sortKeys = (o: object) => Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y)));
 
 /** The status writes of one collection round. */
 export function planMonitoring(input: MonitoringInput): Action[] {

@@ -30,11 +30,7 @@ export function stateStatusActions(
   const actions: Action[] = [{ type: 'patchStatus', ref, status: diff }];
   if (diff.state !== undefined) actions.push(transitionEvent(ref, current?.state, state, message));
   const before = current?.conditions?.find((c) => c.type === 'Degraded');
-  if (
-    next.Degraded === degraded &&
-    degraded &&
-    (before?.status !== 'True' || before.reason !== degraded.reason)
-  ) {
+  if (degraded && state !== 'error' && (before?.status !== 'True' || before.reason !== degraded.reason)) {
     actions.push({
       type: 'event',
       ref,

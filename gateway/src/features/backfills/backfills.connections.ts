@@ -33,7 +33,7 @@ import { preflightPolicy } from '../preflight/preflight.service.js';
 // outbound-address policy (docs/data-plane.md "Outbound addresses").
 
 /** Deadline of connecting and of one request to a source while planning. */
-export const CONNECT_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** A worker configuration with its `valueFrom` references replaced by their values (never logged). */
 async function resolved(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
@@ -50,13 +50,8 @@ async function resource<T>(
   return found as T;
 }
 
-export const policyOf = (ctx: GatewayContext): OutboundPolicy => preflightPolicy(ctx);
-
 /** The source connector's configuration, secrets resolved. */
-export async function sourceSettings(
-  ctx: GatewayContext,
-  sourceId: string,
-): Promise<Record<string, unknown>> {
+async function sourceSettings(ctx: GatewayContext, sourceId: string): Promise<Record<string, unknown>> {
   const source = await resource<ConnectorResource>(ctx, 'Connector', sourceId);
   return (await resolved(ctx, sourceWorkerConfig(source, []))).configuration;
 }
@@ -64,7 +59,7 @@ export async function sourceSettings(
 /** A Kafka client of a KAFKA_SOURCE's cluster that joins no group (fetch and list offsets only). */
 export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
   const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
-  const policy = policyOf(ctx);
+  const policy = preflightPolicy(ctx);
   await assertBrokersAllowed(policy, conn.brokers);
   const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
     ...kafkaClientOptions(conn, policy, CONNECT_TIMEOUT_MS),
@@ -95,7 +90,7 @@ export async function openSourceDatabase(ctx: GatewayContext, sourceId: string):
     ...(c as unknown as PostgresSettings),
     port: typeof c.port === 'number' ? c.port : 5432,
   };
-  const policy = policyOf(ctx);
+  const policy = preflightPolicy(ctx);
   return connectClient(settings, (tls) => {
     const client = new pg.Client({
       ...pgConfig(settings, {
@@ -138,7 +133,7 @@ export async function openTarget(
   const open = SINKS[target.spec.connectorType];
   if (!open) throw new Error(`Backfills into ${target.spec.connectorType} are not supported by this version`);
   const config = await resolved(ctx, targetWorkerConfig(target, [{ subscription, datamodel, source }]));
-  return { config, sink: await open(config, policyOf(ctx)) };
+  return { config, sink: await open(config, preflightPolicy(ctx)) };
 }
 
 /** One sentence for a failure reading a source (the pre-flight checks' wording; no stack, no secret). */

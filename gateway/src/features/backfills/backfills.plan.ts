@@ -39,7 +39,7 @@ type Loc = (string | number)[];
 const issue = (loc: Loc, msg: string): ValidationIssue => ({ loc, msg, type: 'value_error' });
 
 /** Checks the request and resolves its pairs; every 422 at once, 403 for a team the caller is not in. */
-export async function resolvePairs(ctx: GatewayContext, p: Principal, body: BackfillRequest) {
+async function resolvePairs(ctx: GatewayContext, p: Principal, body: BackfillRequest) {
   const issues: ValidationIssue[] = [];
   const [sources, explicit, targets] = await Promise.all([
     repo.connectorsByIds(ctx.db, body.source_connector_ids),

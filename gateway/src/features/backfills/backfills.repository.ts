@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import type { BackfillState } from '@sluice/shared';
+import { ACTIVE_BACKFILL_STATES, type BackfillState } from '@sluice/shared';
 import type { Db } from '../../db/database.js';
 import type { BackfillItemRow, BackfillRunRow, BackfillItemsTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -150,7 +150,7 @@ export async function claimRun(db: Db, id: string, runner: string, leaseMs: numb
       started_at: sql`coalesce(started_at, now())`,
     })
     .where('id', '=', id)
-    .where('state', 'in', ['pending', 'running'])
+    .where('state', 'in', [...ACTIVE_BACKFILL_STATES])
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
@@ -161,7 +161,7 @@ export async function unclaimedRuns(db: Db, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('backfill_runs')
     .select('id')
-    .where('state', 'in', ['pending', 'running'])
+    .where('state', 'in', [...ACTIVE_BACKFILL_STATES])
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
     .orderBy('created_at')
     .limit(limit)
@@ -237,7 +237,7 @@ export async function finishRun(
       .updateTable('backfill_runs')
       .set({ state, error, finished_at: sql`now()`, lease_until: null })
       .where('id', '=', runId)
-      .where('state', 'in', ['pending', 'running'])
+      .where('state', 'in', [...ACTIVE_BACKFILL_STATES])
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return false;
     await trx
@@ -245,7 +245,7 @@ export async function finishRun(
       // Items the run did not reach (after a failure or a cancel) read `cancelled`: never attempted.
       .set({ state: state === 'succeeded' ? 'succeeded' : 'cancelled' })
       .where('run_id', '=', runId)
-      .where('state', 'in', ['pending', 'running'])
+      .where('state', 'in', [...ACTIVE_BACKFILL_STATES])
       .execute();
     await trx.deleteFrom('backfill_active_sources').where('run_id', '=', runId).execute();
     return true;
@@ -258,7 +258,7 @@ export async function requestCancel(db: Db, runId: string): Promise<void> {
     .updateTable('backfill_runs')
     .set({ cancel_requested: true })
     .where('id', '=', runId)
-    .where('state', 'in', ['pending', 'running'])
+    .where('state', 'in', [...ACTIVE_BACKFILL_STATES])
     .execute();
 }
 

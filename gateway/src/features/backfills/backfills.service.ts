@@ -4,6 +4,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, notFound } from '../../http/errors.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
+import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { planBackfill } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
@@ -12,8 +13,6 @@ import { backfillRunner } from './backfills.runner.js';
 // Backfills (spec 4.7): preview, trigger, status, cancel. The rules are in
 // backfills.plan.ts (what a request means) and backfills.runner.ts (how a
 // run executes); this file answers the API.
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 function toItemRead(i: BackfillItemRow): BackfillItemRead {
   return {
@@ -45,9 +44,9 @@ function toRunRead(run: BackfillRunRow, items: BackfillItemRow[]): BackfillRunRe
     messages_replayed: reads.reduce((n, i) => n + i.messages_replayed, 0),
     error: run.error,
     created_by: run.created_by,
-    created_at: iso(run.created_at)!,
-    started_at: iso(run.started_at),
-    finished_at: iso(run.finished_at),
+    created_at: toIso(run.created_at),
+    started_at: toIsoOrNull(run.started_at),
+    finished_at: toIsoOrNull(run.finished_at),
     items: reads,
   };
 }

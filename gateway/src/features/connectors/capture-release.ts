@@ -31,11 +31,15 @@ import { preflightPolicy, resolvedStoredConfiguration } from '../preflight/prefl
 /** Drops the capture; resolves to `dropped` or the sentence saying why not. Undefined: nothing to drop. */
 export type CaptureRelease = () => Promise<string | undefined>;
 
-/** Connectors whose release runs in this process (an API delete also comes back through the mirror). */
-const inFlight = new WeakMap<GatewayContext, Set<string>>();
+/**
+ * Connectors whose release runs in this process (an API delete also comes
+ * back through the mirror). Keyed by the database handle: the app and the
+ * mirror hold different copies of the context, and share their handle.
+ */
+const inFlight = new WeakMap<GatewayContext['db'], Set<string>>();
 const running = (ctx: GatewayContext) => {
-  let set = inFlight.get(ctx);
-  if (!set) inFlight.set(ctx, (set = new Set()));
+  let set = inFlight.get(ctx.db);
+  if (!set) inFlight.set(ctx.db, (set = new Set()));
   return set;
 };
 

@@ -45,10 +45,15 @@ export const postgresSourceEngine: Engine = {
         value: JSON.stringify(event),
       }));
       for (const chunk of chunkBySize(messages)) await producer.send({ messages: chunk });
+      // Counted once per data model of the flush, not per event (labels cost).
+      const perModel = new Map<string, { n: number; ts: number }>();
       for (const event of events) {
-        const datamodel = event.source.datamodel_id;
-        published.inc({ datamodel, topic: topicOf.get(datamodel) as string });
-        lastEvent.set({ datamodel }, event.source.ts_ms / 1000);
+        const seen = perModel.get(event.source.datamodel_id) ?? { n: 0, ts: 0 };
+        perModel.set(event.source.datamodel_id, { n: seen.n + 1, ts: event.source.ts_ms });
+      }
+      for (const [datamodel, { n, ts }] of perModel) {
+        published.inc({ datamodel, topic: topicOf.get(datamodel) as string }, n);
+        lastEvent.set({ datamodel }, ts / 1000);
       }
     };
     const producer = new Producer({

@@ -1,12 +1,12 @@
 import type { WorkerContext } from '../engines.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import type { PostgresSourceSettings } from './postgres-cdc.js';
+import { positiveSetting } from '../target/target-loop.js';
 import { measureSlotRetention } from './slot-retention.js';
 
 /** How often the source worker measures its slot (SLUICE_SLOT_RETENTION_INTERVAL_MS, default 15 s). */
 export function slotRetentionIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.SLUICE_SLOT_RETENTION_INTERVAL_MS);
-  return Number.isFinite(v) && v > 0 ? v : 15_000;
+  return positiveSetting(env, 'SLUICE_SLOT_RETENTION_INTERVAL_MS', 15_000);
 }
 
 /**

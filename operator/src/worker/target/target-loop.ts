@@ -5,7 +5,7 @@ import {
   type Message,
   type MessagesStream,
 } from '@platformatic/kafka';
-import type { WorkerConfig } from '@sluice/shared';
+import { abortableSleep, type WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine, WorkerContext } from '../engines.js';
 import {
@@ -84,17 +84,6 @@ function groupsOf(subs: PreparedSubscription[]): Group[] {
   }
   return [...groups.values()];
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** A target engine around the Sink that `createSink` opens. */
 export function targetEngine(createSink: SinkFactory, options = loopOptions()): Engine {
@@ -299,7 +288,7 @@ async function startGroup(
   // (docs/data-plane.md "Delivery").
   let committing: Promise<void> = Promise.resolve();
   const acknowledge = async (batch: RawMessage[]) => {
-    await commit(consumer, batch, ctx);
+    await commit(batch, ctx);
     count(batch, (s, n) => m.messagesOut.inc({ subscription: s.config.id }, n));
   };
   const done = (async () => {
@@ -445,7 +434,7 @@ export async function writeMapped(
       if (attempt >= o.writeAttempts)
         throw new Error(`the target refused a batch ${attempt} times: ${reason}`, { cause: e });
       ctx.log('warn', 'writing a batch failed; retrying', { attempt, reason });
-      await sleep(Math.min(30_000, 250 * 2 ** attempt), signal);
+      await abortableSleep(Math.min(30_000, 250 * 2 ** attempt), signal);
     }
   }
   const now = Date.now();
@@ -472,25 +461,17 @@ export async function writeMapped(
 }
 
 /**
- * Commits, per partition, the offset after the last message of the batch, in
- * one OffsetCommit request (a message's own `commit()` sends one request per
- * partition, one after the other).
+ * Commits, per partition, the offset after the last message of the batch,
+ * through the stream's own commit (it merges what is queued, and waits out a
+ * group rejoin instead of starting one). The consumer's own `commit` (one
+ * request for every partition) rejoins by itself; with it, one test run under
+ * load saw a batch's commit stay unanswered for 30 s, which stalls the loop.
  */
-async function commit(
-  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
-  batch: RawMessage[],
-  ctx: WorkerContext,
-): Promise<void> {
+async function commit(batch: RawMessage[], ctx: WorkerContext): Promise<void> {
   const last = new Map<string, RawMessage>();
   for (const msg of batch) last.set(`${msg.topic}\0${msg.partition}`, msg);
-  const offsets = [...last.values()].map((msg) => ({
-    topic: msg.topic,
-    partition: msg.partition,
-    offset: msg.offset + 1n,
-    leaderEpoch: msg.leaderEpoch,
-  }));
   try {
-    await consumer.commit({ offsets });
+    await Promise.all([...last.values()].map((msg) => msg.commit()));
   } catch (e) {
     // Not fatal: these messages come again after a restart or rebalance (at-least-once).
     ctx.log('warn', 'committing offsets failed', { reason: describeKafkaError(e) });
