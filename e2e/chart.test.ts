@@ -530,6 +530,10 @@ describe('Helm chart charts/sluice', () => {
       expect(op.containers[0].imagePullPolicy).toBe('Always');
       expect(gw.imagePullSecrets).toEqual([{ name: 'regcred' }]);
       expect(gw.serviceAccountName).toBe('sluice-api');
+      // The gateway reads database sources' streams too (previews, automatic re-snapshots).
+      expect(env(gw.containers[0], 'SLUICE_STREAM_BROKERS').value).toBe(
+        'kafka-0.kafka:9092,kafka-1.kafka:9092',
+      );
       expect(op.containers[0].livenessProbe).toEqual({ httpGet: { path: '/healthz', port: 8081 } });
       expect(find(docs, 'PodDisruptionBudget', 'acme-sluice-gateway').spec).toMatchObject({
         minAvailable: 2,
@@ -545,6 +549,7 @@ describe('Helm chart charts/sluice', () => {
       expect(worker.metadata.labels['cost-center']).toBe('cdc');
       // The target loop's tuning reaches the workers, after the chart's own variables.
       expect(worker.spec.containers[0].env).toEqual([
+        { name: 'SLUICE_STREAM_BROKERS', value: 'kafka-0.kafka:9092,kafka-1.kafka:9092' },
         { name: 'NODE_OPTIONS', value: DEFAULT_WORKER_NODE_OPTIONS },
         { name: 'SLUICE_BATCH_SIZE', value: '2000' },
         { name: 'SLUICE_FETCH_MAX_BYTES', value: '8388608' },

@@ -74,6 +74,13 @@ export interface Config {
     enabled: boolean;
     intervalMs: number;
   };
+  backfills: {
+    /**
+     * New subscriptions with `backfill` younger than this are re-snapshotted
+     * automatically when their stream lacks the source's snapshot (0: never).
+     */
+    autoMaxAgeMs: number;
+  };
   /** Monitoring figures (docs/data-plane.md, "Monitoring"). */
   monitoring: {
     /** How often the embedded operator reads workers' /metrics, and the gateway measures paused slots. */
@@ -235,6 +242,9 @@ export function loadConfig(env: Env = process.env): Config {
     scheduler: {
       enabled: bool(env, 'SLUICE_SCHEDULER', true),
       intervalMs: int(env, 'SLUICE_SCHEDULER_INTERVAL_MS', 10_000, 100),
+    },
+    backfills: {
+      autoMaxAgeMs: int(env, 'SLUICE_AUTO_BACKFILL_MAX_AGE_HOURS', 168, 0) * 3_600_000,
     },
     monitoring: {
       intervalMs: int(env, 'SLUICE_MONITORING_INTERVAL_MS', 15_000, 100),

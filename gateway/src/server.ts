@@ -35,6 +35,7 @@ import { releaseOnDeletion } from './features/connectors/capture-release.js';
 import { warehouseHttpOptions } from './features/warehouses/engine.js';
 import { TaskScheduler } from './features/warehouses/scheduler.js';
 import { SlotMonitor } from './features/monitoring/slot-monitor.js';
+import { autoBackfills } from './features/backfills/backfills.auto.js';
 import { backfillRunner, stopBackfillRunner } from './features/backfills/backfills.runner.js';
 
 export interface RunningGateway {
@@ -131,7 +132,11 @@ export async function createContext(
     ? new SlotMonitor(ctx).start(config.monitoring.intervalMs)
     : undefined;
   // Backfill runs whose gateway stopped are resumed by the same schedulers' replicas.
-  if (config.scheduler.enabled) backfillRunner(ctx).start(config.scheduler.intervalMs);
+  // Their tick also decides the automatic re-snapshots of new subscriptions with `backfill`.
+  if (config.scheduler.enabled)
+    backfillRunner(ctx).start(config.scheduler.intervalMs, () =>
+      autoBackfills(ctx, config.backfills.autoMaxAgeMs),
+    );
   return {
     ...ctx,
     closeDb: async () => {

@@ -13,6 +13,7 @@ import {
 } from '../../operator/test/kafka-helpers.js';
 import { closeScanned, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
+import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
 
 // Backfills (spec 4.7) as a user drives them, on the real broker and the real
@@ -428,6 +429,148 @@ for (const kind of databaseKinds()) {
       expect((await post('/api/backfills/', body)).status).toBe(202);
       expect((await ended(src.id)).state).toBe('failed');
     }, 60_000);
+
+    it('a new subscription with backfill is re-snapshotted once its pipeline is live, when its stream lacks the snapshot', async () => {
+      // The gateway reads database sources' change streams on the platform broker.
+      process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
+      for (const table of ['parts', 'tools']) {
+        await pgSource.client.query(`create table public.${table} (id int primary key, name text)`);
+        await pgSource.client.query(
+          `insert into public.${table} select g, '${table}-' || g from generate_series(1, 12) g`,
+        );
+      }
+      const src = await createConnector(gw, t.owner, t.teamId, `bf-auto-${run}`, 'POSTGRES_SOURCE', {
+        ...pgSource.settings,
+        whitelist: ['public.parts', 'public.tools'],
+      });
+      const dmOf: Record<string, string> = {};
+      for (const id of src.datamodel_ids) {
+        const dm = await gw.http.get(`/api/datamodels/${id}`).set(t.owner.auth);
+        dmOf[String(dm.body.entry ?? dm.body.name).replace(/^public\./, '')] = id;
+      }
+      // parts' stream begins with a live change (a table added after the source's first start);
+      // tools' stream begins with the snapshot the source worker published.
+      const event = (dm: string, op: string, snapshot: boolean, id: number) =>
+        JSON.stringify({
+          op,
+          before: null,
+          after: { id, name: `streamed-${id}` },
+          key: { id },
+          source: { connector_id: src.id, datamodel_id: dm, entry: 'x', position: '0/1', snapshot, ts_ms: 1 },
+          emitted_ms: 1,
+        });
+      await admin.createTopics({
+        topics: [`sluice.${dmOf.parts}`, `sluice.${dmOf.tools}`],
+        partitions: 2,
+        replicas: 1,
+      });
+      await producer.send({
+        messages: [
+          { topic: `sluice.${dmOf.parts}`, value: event(dmOf.parts!, 'c', false, 99) },
+          { topic: `sluice.${dmOf.tools}`, value: event(dmOf.tools!, 'r', true, 1) },
+        ],
+      });
+      const subscribeWithBackfill = async (datamodel_id: string, table: string, backfill: boolean) => {
+        const res = await post('/api/subscriptions/', {
+          datamodel_id,
+          target_connector_id: pgTarget.id,
+          target_table_name: table,
+          backfill,
+          mapper_config: [
+            { key: 'id', path: 'id', cast: 'int', primary_key: true },
+            { key: 'name', path: 'name' },
+          ],
+        });
+        expect(res.status).toBe(201);
+        return res.body.id as string;
+      };
+      const parts = await subscribeWithBackfill(dmOf.parts!, 'parts_copy', true);
+      const tools = await subscribeWithBackfill(dmOf.tools!, 'tools_copy', true);
+      const noFlag = await subscribeWithBackfill(dmOf.parts!, 'parts_plain', false);
+      const HOUR = 3_600_000;
+      const tick = async () => {
+        const outcomes = await autoBackfills(gw.ctx, HOUR);
+        return Object.fromEntries(outcomes.map((o) => [o.subscriptionId, o]));
+      };
+
+      // Neither the source nor the target is live: nothing is written into the target yet.
+      let seen = await tick();
+      expect(seen[parts]?.decision).toEqual({ action: 'wait' });
+      expect(seen[tools]?.decision).toEqual({ action: 'wait' });
+      expect(seen[noFlag]).toBeUndefined();
+      expect((await status(src.id)).status).toBe(404);
+
+      for (const id of [src.id, pgTarget.id])
+        await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
+      await gw.ctx.mirror.settled();
+      seen = await tick();
+      expect(seen[parts]).toMatchObject({
+        decision: {
+          action: 'snapshot',
+          reason: expect.stringMatching(/does not begin with the source's snapshot/),
+        },
+        runId: expect.any(String),
+      });
+      expect(seen[tools]?.decision).toEqual({
+        action: 'skip',
+        reason: "the change stream begins with the source's snapshot",
+      });
+      const done = await ended(src.id);
+      expect(done).toMatchObject({
+        id: seen[parts]!.runId,
+        state: 'succeeded',
+        created_by: null,
+        messages_replayed: 12,
+        items: [expect.objectContaining({ subscription_id: parts, target_table_name: 'parts_copy' })],
+      });
+      const rows = (
+        await target.client.query('select id::int as id, name from public.parts_copy order by id')
+      ).rows;
+      expect(rows).toHaveLength(12);
+      expect(rows[11]).toEqual({ id: 12, name: 'parts-12' });
+      // tools is left to its stream: the gateway wrote nothing there.
+      await expect(target.client.query('select 1 from public.tools_copy')).rejects.toThrow(/does not exist/);
+
+      // Decided once: later ticks start nothing more, whatever the stream holds then.
+      expect(await tick()).not.toHaveProperty(parts);
+      expect(await tick()).not.toHaveProperty(tools);
+      expect((await status(src.id)).body.id).toBe(done.id);
+
+      // A stream that began with the snapshot, whose beginning retention then removed (the broker's
+      // DeleteRecords moves the log start as retention does): re-snapshotted too.
+      await pgSource.client.query('create table public.gears (id int primary key, name text)');
+      await pgSource.client.query(
+        `insert into public.gears select g, 'gears-' || g from generate_series(1, 7) g`,
+      );
+      const src2 = await createConnector(gw, t.owner, t.teamId, `bf-auto2-${run}`, 'POSTGRES_SOURCE', {
+        ...pgSource.settings,
+        whitelist: ['public.gears'],
+      });
+      const gearsTopic = `sluice.${src2.datamodel_ids[0]}`;
+      await admin.createTopics({ topics: [gearsTopic], partitions: 1, replicas: 1 });
+      await producer.send({
+        messages: [1, 2].map((id) => ({
+          topic: gearsTopic,
+          partition: 0,
+          value: event(src2.datamodel_ids[0]!, 'r', true, id),
+        })),
+      });
+      await admin.deleteRecords({
+        topics: [{ name: gearsTopic, partitions: [{ partition: 0, offset: 1n }] }],
+      });
+      await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, src2.id, { state: 'live' });
+      const gears = await subscribeWithBackfill(src2.datamodel_ids[0]!, 'gears_copy', true);
+      await gw.ctx.mirror.settled();
+      seen = await tick();
+      expect(seen[gears]?.decision).toEqual({
+        action: 'snapshot',
+        reason: "retention removed the beginning of the change stream, and the source's snapshot with it",
+      });
+      expect(await ended(src2.id)).toMatchObject({ state: 'succeeded', messages_replayed: 7 });
+      expect((await target.client.query('select count(*)::int as n from public.gears_copy')).rows).toEqual([
+        { n: 7 },
+      ]);
+    }, 90_000);
   });
 }
 

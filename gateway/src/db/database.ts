@@ -11,6 +11,7 @@ import * as mirror from './migrations/2026-11-23-0005-mirror.js';
 import * as warehouseTasks from './migrations/2026-11-23-0006-warehouse-tasks.js';
 import * as mirrorNamespaces from './migrations/2026-11-23-0007-mirror-namespaces.js';
 import * as backfills from './migrations/2026-11-23-0008-backfills.js';
+import * as autoBackfills from './migrations/2026-11-24-0009-auto-backfills.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-0006-warehouse-tasks': warehouseTasks,
   '2026-11-23-0007-mirror-namespaces': mirrorNamespaces,
   '2026-11-23-0008-backfills': backfills,
+  '2026-11-24-0009-auto-backfills': autoBackfills,
 };
 
 /**

@@ -142,6 +142,7 @@ export interface Database {
   backfill_runs: BackfillRunsTable;
   backfill_items: BackfillItemsTable;
   backfill_active_sources: BackfillActiveSourcesTable;
+  auto_backfills: AutoBackfillsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -272,6 +273,14 @@ export interface BackfillItemsTable {
 export interface BackfillActiveSourcesTable {
   source_connector_id: string;
   run_id: string;
+}
+/** Decisions on new subscriptions with `backfill` (migration 0009, features/backfills/backfills.auto.ts). */
+export interface AutoBackfillsTable {
+  subscription_id: string;
+  decision: 'skipped' | 'started';
+  reason: string;
+  run_id: string | null;
+  decided_at: DefaultTimestamp;
 }
 export type BackfillRunRow = Selectable<BackfillRunsTable>;
 export type BackfillItemRow = Selectable<BackfillItemsTable>;

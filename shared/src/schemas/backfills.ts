@@ -105,7 +105,9 @@ export const BackfillRunRead = Type.Object(
     error: Nullable(
       Type.String({ description: 'Why the run failed, in one sentence (never a stack trace)' }),
     ),
-    created_by: Nullable(Uuid),
+    created_by: Type.Union([Uuid, Type.Null()], {
+      description: 'Who triggered it; null for an automatic re-snapshot of a new subscription with backfill',
+    }),
     created_at: Timestamp,
     started_at: Nullable(Timestamp),
     finished_at: Nullable(Timestamp),

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { Consumer } from '@platformatic/kafka';
 import {
+  clientOptions,
   openKafkaSink,
+  platformStream,
   openPostgresSink,
   openWebhookSink,
   pgConfig,
@@ -81,6 +83,19 @@ export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
     throw e;
   }
   return client;
+}
+
+/**
+ * A client of the platform stream broker (SLUICE_STREAM_BROKERS) that joins no
+ * group: it reads database sources' change streams. The broker is the
+ * operator's own setting, not user input, so no address policy applies.
+ */
+export function openPlatformStreamClient(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+  return new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    ...clientOptions(platformStream(), 'sluice-backfill'),
+    retries: 2,
+    groupId: 'sluice-backfill-platform',
+  });
 }
 
 /** A session on a database source (reads only). */

@@ -24,6 +24,9 @@ import * as repo from './backfills.repository.js';
 /** How each source type is replayed; a type missing here cannot be backfilled by this version. */
 const MODES: Record<string, BackfillMode> = { KAFKA_SOURCE: 'stream', POSTGRES_SOURCE: 'snapshot' };
 
+/** How a source type is backfilled; undefined when this version cannot. */
+export const backfillModeOf = (connectorType: string): BackfillMode | undefined => MODES[connectorType];
+
 /** A (data model, target) pair and where its replay starts. */
 export interface PlannedItem extends BackfillPreviewItem {
   /** stream: the offset range per partition; snapshot: the key after which to read (null: from the start). */
@@ -37,6 +40,27 @@ export interface BackfillPlan {
 
 type Loc = (string | number)[];
 const issue = (loc: Loc, msg: string): ValidationIssue => ({ loc, msg, type: 'value_error' });
+
+type SubscriptionRow = Awaited<ReturnType<typeof repo.subscriptionsOf>>[number];
+type DatamodelRow = Awaited<ReturnType<typeof repo.datamodelsByIds>>[number];
+type ConnectorRow = Awaited<ReturnType<typeof repo.connectorsByIds>>[number];
+
+/** A subscription to replay: its data model, source, target and table. */
+interface Pair {
+  source: ConnectorResource;
+  datamodel: DataModelResource;
+  subscriptionId: string;
+  targetId: string;
+  targetTable: string;
+}
+
+const toPair = (s: SubscriptionRow, dm: DatamodelRow, source: ConnectorRow): Pair => ({
+  source: { metadata: { name: source.id }, spec: source.spec } as unknown as ConnectorResource,
+  datamodel: { metadata: { name: dm.id }, spec: dm.spec } as unknown as DataModelResource,
+  subscriptionId: s.id,
+  targetId: s.target_connector_id,
+  targetTable: (s.spec as SubscriptionSpec).targetTableName,
+});
 
 /** Checks the request and resolves its pairs; every 422 at once, 403 for a team the caller is not in. */
 async function resolvePairs(ctx: GatewayContext, p: Principal, body: BackfillRequest) {
@@ -120,14 +144,7 @@ async function resolvePairs(ctx: GatewayContext, p: Principal, body: BackfillReq
   const dmById = new Map(datamodels.map((d) => [d.id, d]));
   const pairs = subs.map((s) => {
     const dm = dmById.get(s.datamodel_id)!;
-    const source = sourceOf.get(dm.connector_id)!;
-    return {
-      source: { metadata: { name: source.id }, spec: source.spec } as unknown as ConnectorResource,
-      datamodel: { metadata: { name: dm.id }, spec: dm.spec } as unknown as DataModelResource,
-      subscriptionId: s.id,
-      targetId: s.target_connector_id,
-      targetTable: (s.spec as SubscriptionSpec).targetTableName,
-    };
+    return toPair(s, dm, sourceOf.get(dm.connector_id)!);
   });
   return { teamId: [...teams][0] ?? '', pairs };
 }
@@ -139,6 +156,31 @@ export async function planBackfill(
   body: BackfillRequest,
 ): Promise<BackfillPlan> {
   const { teamId, pairs } = await resolvePairs(ctx, p, body);
+  return { teamId, items: await measurePairs(ctx, pairs) };
+}
+
+/**
+ * The one item re-snapshotting an enabled subscription, for a run the gateway
+ * starts itself (backfills.auto.ts: no caller, so no team to check); null
+ * when the subscription, its data model or its source is gone or disabled.
+ */
+export async function planSubscriptionSnapshot(
+  ctx: GatewayContext,
+  ref: { subscriptionId: string; datamodelId: string; sourceId: string; targetId: string },
+): Promise<PlannedItem | null> {
+  const [[dm], [source], subs] = await Promise.all([
+    repo.datamodelsByIds(ctx.db, [ref.datamodelId]),
+    repo.connectorsByIds(ctx.db, [ref.sourceId]),
+    repo.subscriptionsOf(ctx.db, [ref.datamodelId], [ref.targetId]),
+  ]);
+  const sub = subs.find((s) => s.id === ref.subscriptionId);
+  if (!dm?.enabled || !source || !sub || MODES[source.connector_type] !== 'snapshot') return null;
+  const [item] = await measurePairs(ctx, [toPair(sub, dm, source)]);
+  return item ?? null;
+}
+
+/** The pairs with their mode, estimate and starting point (one connection per source). */
+async function measurePairs(ctx: GatewayContext, pairs: Pair[]): Promise<PlannedItem[]> {
   const items: PlannedItem[] = [];
   const bySource = new Map<string, typeof pairs>();
   for (const pair of pairs) {
@@ -166,7 +208,7 @@ export async function planBackfill(
       });
     });
   }
-  return { teamId, items };
+  return items;
 }
 
 /** Per data model: the estimate and the starting progress (400 with a sentence when the source cannot be read). */

@@ -62,20 +62,26 @@ export type NewItem = Omit<
   'run_id' | 'position' | 'messages_replayed' | 'error'
 >;
 
+export interface NewRun {
+  team_id: string;
+  /** The user who triggered it; null for a run the gateway started itself (backfills.auto.ts). */
+  created_by: string | null;
+  source_connector_ids: string[];
+  datamodel_ids: string[];
+  target_connector_ids: string[];
+}
+
 /**
- * Records a run and its items, and takes its sources (one transaction).
- * Returns null when one of the sources is held by an active run.
+ * Records a run and its items, and takes its sources (one transaction); with
+ * `decided`, also the automatic decision that starts it. Returns null when one
+ * of the sources is held by an active run, or the subscription was decided
+ * meanwhile (by another replica).
  */
 export async function insertRun(
   db: Db,
-  run: {
-    team_id: string;
-    created_by: string;
-    source_connector_ids: string[];
-    datamodel_ids: string[];
-    target_connector_ids: string[];
-  },
+  run: NewRun,
   items: NewItem[],
+  decided?: { subscription_id: string; reason: string },
 ): Promise<string | null> {
   try {
     return await db.transaction().execute(async (trx) => {
@@ -100,6 +106,11 @@ export async function insertRun(
         .insertInto('backfill_items')
         .values(items.map((item, position) => ({ ...item, run_id: id, position, error: null })))
         .execute();
+      if (decided)
+        await trx
+          .insertInto('auto_backfills')
+          .values({ ...decided, decision: 'started', run_id: id })
+          .execute();
       return id;
     });
   } catch (e) {
@@ -282,4 +293,57 @@ export async function releaseRun(db: Db, runId: string, runner: string): Promise
     .where('id', '=', runId)
     .where('runner', '=', runner)
     .execute();
+}
+
+/** Subscriptions with `backfill`, created within `maxAgeMs`, not decided yet: with their data model and connectors. */
+export function undecidedBackfillSubscriptions(db: Db, maxAgeMs: number, limit: number) {
+  return db
+    .selectFrom('mirror_subscriptions as s')
+    .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
+    .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
+    .innerJoin('mirror_connectors as tgt', 'tgt.id', 's.target_connector_id')
+    .leftJoin('auto_backfills as a', 'a.subscription_id', 's.id')
+    .select([
+      's.id as subscription_id',
+      's.team_id',
+      's.enabled',
+      'd.id as datamodel_id',
+      'd.enabled as datamodel_enabled',
+      'd.spec as datamodel_spec',
+      'src.id as source_id',
+      'src.connector_type as source_type',
+      'src.state as source_state',
+      'src.spec as source_spec',
+      'tgt.id as target_id',
+      'tgt.connector_type as target_type',
+      'tgt.state as target_state',
+    ])
+    .where('a.subscription_id', 'is', null)
+    .where('s.deleting', '=', false)
+    .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
+    .where('s.created_at', '>', sql<Date>`now() - ${`${maxAgeMs} milliseconds`}::interval`)
+    .where('d.deleting', '=', false)
+    .where('src.deleting', '=', false)
+    .where('tgt.deleting', '=', false)
+    .orderBy('s.created_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Records that a subscription needs no automatic run (another replica may have decided first: kept). */
+export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<void> {
+  await db
+    .insertInto('auto_backfills')
+    .values({ subscription_id: subscriptionId, decision: 'skipped', reason, run_id: null })
+    .onConflict((oc) => oc.column('subscription_id').doNothing())
+    .execute();
+}
+
+/** The decision taken for a subscription, if any. */
+export function autoDecisionOf(db: Db, subscriptionId: string) {
+  return db
+    .selectFrom('auto_backfills')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId)
+    .executeTakeFirst();
 }

@@ -99,13 +99,20 @@ export class BackfillRunner {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
   }
 
-  /** Looks for runs to resume every `intervalMs`. */
-  start(intervalMs: number): this {
+  /**
+   * Looks for runs to resume every `intervalMs`, then runs `alsoEachTick`
+   * (the automatic re-snapshots: one loop for the feature's periodic work).
+   */
+  start(intervalMs: number, alsoEachTick?: () => Promise<unknown>): this {
     const loop = () => {
       if (this.abort.signal.aborted) return;
       this.ticking = this.resume()
         .catch((err: unknown) =>
           this.ctx.log.warn({ reason: oneLine(err) }, 'The backfill runner could not resume runs'),
+        )
+        .then(() => (this.abort.signal.aborted ? undefined : alsoEachTick?.()))
+        .catch((err: unknown) =>
+          this.ctx.log.warn({ reason: oneLine(err) }, 'Automatic re-snapshots could not be decided'),
         )
         .finally(() => {
           this.ticking = undefined;

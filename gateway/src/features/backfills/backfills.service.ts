@@ -6,7 +6,7 @@ import { conflict, notFound } from '../../http/errors.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import { loadConnector } from '../connectors/connectors.service.js';
-import { planBackfill } from './backfills.plan.js';
+import { planBackfill, type PlannedItem } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
 import { backfillRunner } from './backfills.runner.js';
 
@@ -73,12 +73,32 @@ export async function triggerBackfill(
   body: BackfillRequest,
 ): Promise<BackfillRunRead> {
   const { teamId, items } = await planBackfill(ctx, p, body);
+  const id = await startRun(
+    ctx,
+    { teamId, createdBy: p.user.id, sourceIds: body.source_connector_ids },
+    items,
+  );
+  if (!id) throw conflict('A backfill of one of these source connectors is already pending or running');
+  return readRun(ctx, (await repo.findRun(ctx.db, id))!);
+}
+
+/**
+ * Records a run of planned items and starts it on this replica (were it to
+ * stop, another one resumes it). Null when a source is held by an active run,
+ * or (with `decided`) the subscription was decided meanwhile.
+ */
+export async function startRun(
+  ctx: GatewayContext,
+  run: { teamId: string; createdBy: string | null; sourceIds: string[] },
+  items: PlannedItem[],
+  decided?: { subscription_id: string; reason: string },
+): Promise<string | null> {
   const id = await repo.insertRun(
     ctx.db,
     {
-      team_id: teamId,
-      created_by: p.user.id,
-      source_connector_ids: body.source_connector_ids,
+      team_id: run.teamId,
+      created_by: run.createdBy,
+      source_connector_ids: run.sourceIds,
       datamodel_ids: [...new Set(items.map((i) => i.datamodel_id))],
       target_connector_ids: [...new Set(items.map((i) => i.target_connector_id))],
     },
@@ -88,11 +108,10 @@ export async function triggerBackfill(
       estimated_messages,
       progress: JSON.stringify(progress),
     })),
+    decided,
   );
-  if (!id) throw conflict('A backfill of one of these source connectors is already pending or running');
-  // This replica starts it at once; were it to stop, another one resumes it.
-  await backfillRunner(ctx).launch(id);
-  return readRun(ctx, (await repo.findRun(ctx.db, id))!);
+  if (id) await backfillRunner(ctx).launch(id);
+  return id;
 }
 
 /** The latest run replaying the source connector (any state). */

@@ -1,0 +1,157 @@
+import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
+import { changeStreamTopic, type ConnectorResource, type DataModelResource } from '@sluice/shared';
+import type { GatewayContext } from '../../context.js';
+import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
+import { backfillModeOf, planSubscriptionSnapshot } from './backfills.plan.js';
+import * as repo from './backfills.repository.js';
+import { startRun } from './backfills.service.js';
+
+// Automatic re-snapshots (docs/data-plane.md "Backfills"). A new
+// subscription with `backfill` makes its target worker read the data model's
+// stream from the earliest retained offset. For a database source that is
+// the table's past only while the stream still begins with the source's
+// snapshot; when it does not (retention removed it, or the data model came
+// after the source's first start), the gateway starts a snapshot run of that
+// one subscription by itself, once its source and target are live. Each
+// subscription is decided once, durably (auto_backfills, migration 0009),
+// by whichever replica's scheduler tick gets to it first.
+
+export type AutoRow = Awaited<ReturnType<typeof repo.undecidedBackfillSubscriptions>>[number];
+
+export type AutoDecision =
+  | { action: 'wait' }
+  | { action: 'probe'; topic: string }
+  | { action: 'skip'; reason: string }
+  | { action: 'snapshot'; reason: string };
+
+const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
+  absent: 'the change stream does not exist although the source is live',
+  empty: 'the change stream holds no message',
+  truncated: "retention removed the beginning of the change stream, and the source's snapshot with it",
+  changes:
+    "the change stream does not begin with the source's snapshot (data model added after the source's first start)",
+};
+
+/**
+ * What to do for a subscription still undecided: pure, from its mirror row
+ * and, once probed, how its stream begins.
+ */
+export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecision {
+  const mode = backfillModeOf(row.source_type);
+  if (mode === 'stream')
+    return {
+      action: 'skip',
+      reason: `a ${row.source_type}'s retained topic is the stream the subscription reads`,
+    };
+  if (!mode)
+    return { action: 'skip', reason: `re-snapshots of ${row.source_type} are not supported by this version` };
+  if (!row.team_id) return { action: 'skip', reason: 'the subscription belongs to no team' };
+  if (!backfillTargetTypes().includes(row.target_type))
+    return { action: 'skip', reason: `backfills into ${row.target_type} are not supported by this version` };
+  // Only once data flows: a pipeline never started gets nothing written into its target.
+  if (!row.enabled || !row.datamodel_enabled || row.source_state !== 'live' || row.target_state !== 'live')
+    return { action: 'wait' };
+  if (start === undefined) {
+    const source = {
+      metadata: { name: row.source_id },
+      spec: row.source_spec,
+    } as unknown as ConnectorResource;
+    const dm = {
+      metadata: { name: row.datamodel_id },
+      spec: row.datamodel_spec,
+    } as unknown as DataModelResource;
+    return { action: 'probe', topic: changeStreamTopic(source, dm) };
+  }
+  if (start === 'snapshot')
+    return { action: 'skip', reason: "the change stream begins with the source's snapshot" };
+  return { action: 'snapshot', reason: STARTS[start] };
+}
+
+export interface AutoOutcome {
+  subscriptionId: string;
+  decision: AutoDecision;
+  runId?: string;
+}
+
+/** Contexts already told that the platform stream is not configured (said once, not every tick). */
+const told = new WeakSet<object>();
+
+/** Whether the platform stream broker is known; without it nothing can be decided (logged once). */
+function platformConfigured(ctx: GatewayContext): boolean {
+  try {
+    platformStream();
+    return true;
+  } catch {
+    if (!told.has(ctx.db)) {
+      told.add(ctx.db);
+      ctx.log.warn(
+        'SLUICE_STREAM_BROKERS is not set on the gateway: new subscriptions with backfill are not checked for a missing snapshot',
+      );
+    }
+    return false;
+  }
+}
+
+/** Subscriptions looked at per tick at most. */
+const PER_TICK = 20;
+
+/**
+ * One pass over the undecided subscriptions created within `maxAgeMs`
+ * (0: the feature is off). A subscription that must wait, or whose source a
+ * run already holds, is looked at again next tick.
+ */
+export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Promise<AutoOutcome[]> {
+  if (maxAgeMs <= 0) return [];
+  const rows = await repo.undecidedBackfillSubscriptions(ctx.db, maxAgeMs, PER_TICK);
+  const outcomes: AutoOutcome[] = [];
+  let client: ReturnType<typeof openPlatformStreamClient> | undefined;
+  try {
+    for (const row of rows) {
+      try {
+        let decision = decideAutoBackfill(row);
+        if (decision.action === 'probe') {
+          if (!platformConfigured(ctx)) continue;
+          client ??= openPlatformStreamClient();
+          decision = decideAutoBackfill(row, await streamStart(client, decision.topic));
+        }
+        outcomes.push({ subscriptionId: row.subscription_id, decision, ...(await act(ctx, row, decision)) });
+      } catch (e) {
+        // Decided at a later tick: the platform broker or the source may be back by then.
+        const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
+        ctx.log.warn({ subscription: row.subscription_id, reason }, 'Could not decide on a re-snapshot yet');
+      }
+    }
+  } finally {
+    await client?.close(true).catch(() => undefined);
+  }
+  return outcomes;
+}
+
+/** Records a skip, or starts the run with its decision (one transaction); nothing for a wait. */
+async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): Promise<{ runId?: string }> {
+  if (decision.action === 'skip') {
+    await repo.recordSkipped(ctx.db, row.subscription_id, decision.reason);
+    return {};
+  }
+  if (decision.action !== 'snapshot') return {};
+  const item = await planSubscriptionSnapshot(ctx, {
+    subscriptionId: row.subscription_id,
+    datamodelId: row.datamodel_id,
+    sourceId: row.source_id,
+    targetId: row.target_id,
+  });
+  if (!item) return {};
+  // Null: a run holds the source (next tick), or another replica decided first.
+  const runId = await startRun(
+    ctx,
+    { teamId: row.team_id!, createdBy: null, sourceIds: [row.source_id] },
+    [item],
+    { subscription_id: row.subscription_id, reason: decision.reason },
+  );
+  if (!runId) return {};
+  ctx.log.info(
+    { subscription: row.subscription_id, backfill: runId, reason: decision.reason },
+    'Re-snapshot started for a new subscription with backfill',
+  );
+  return { runId };
+}
