@@ -11,12 +11,15 @@ import {
 } from '../../operator/test/kafka-helpers.js';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 
 // PostgreSQL CDC → PostgreSQL as a user drives it: one REST call creates the
 // pipeline, the embedded operator runs the real source worker (logical
 // replication) and target worker (mapper, upsert) as processes, the change
 // stream goes through the real broker. Existing rows arrive by the snapshot,
-// then an insert, an update and a delete in one transaction; a row the mapper
+// (the gateway then finds the stream beginning with that snapshot, so the
+// subscription's `backfill` needs no re-snapshot), then an insert, an update
+// and a delete in one transaction; a row the mapper
 // marks with an `error` key lands in the error table; changes made while the
 // pipeline is paused arrive after the resume (the slot kept them); deleting
 // the pipeline drops the slot on the source. A second pipeline takes another
@@ -120,6 +123,12 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     expect(await eventually(rows, (r) => r.length === 2)).toEqual([
       { id: 1, item: 'apple', qty: 3 },
       { id: 2, item: 'pear', qty: 5 },
+    ]);
+    // The subscription has `backfill`, and the real source worker's stream begins with its
+    // snapshot: the gateway leaves the table's past to the stream and starts no re-snapshot.
+    const decided = await autoBackfills(gw.ctx, 3_600_000);
+    expect(decided.map((d) => d.decision)).toEqual([
+      { action: 'skip', reason: "the change stream begins with the source's snapshot" },
     ]);
 
     await source.client.query('begin');
