@@ -430,6 +430,27 @@ for (const kind of databaseKinds()) {
       expect((await ended(src.id)).state).toBe('failed');
     }, 60_000);
 
+    it('a source reached through an SSH tunnel gets a 400 saying so, not a refused connection', async () => {
+      const src = await createConnector(gw, t.owner, t.teamId, `bf-ssh-${run}`, 'POSTGRES_SOURCE', {
+        ...pgSource.settings,
+        whitelist: ['public.items'],
+        ssh_host: 'bastion.example.com',
+        ssh_user: 'sluice',
+        ssh_private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-key\n-----END OPENSSH PRIVATE KEY-----',
+      });
+      await subscribe(src.datamodel_ids[0]!, pgTarget.id, 'ssh_copy');
+      const res = await post('/api/backfills/preview', {
+        source_connector_ids: [src.id],
+        datamodel_ids: [],
+        target_connector_ids: [],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toBe(
+        `Cannot read the source connector ${src.id}: Backfills through an SSH tunnel are not supported by ` +
+          'this version of Sluice: the source database must be reachable from the gateway',
+      );
+    });
+
     it('a new subscription with backfill is re-snapshotted once its pipeline is live, when its stream lacks the snapshot', async () => {
       // The gateway reads database sources' change streams on the platform broker.
       process.env.SLUICE_STREAM_BROKERS = brokers.join(',');

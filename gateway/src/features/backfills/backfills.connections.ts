@@ -25,7 +25,7 @@ import {
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { assertBrokersAllowed, options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
-import { describeKafkaFailure, describePgFailure } from '../preflight/preflight.errors.js';
+import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '../preflight/preflight.errors.js';
 import { preflightPolicy } from '../preflight/preflight.service.js';
 
 // What a backfill connects to, from the gateway: the source (its Kafka
@@ -101,6 +101,12 @@ export function openPlatformStreamClient(): Consumer<Buffer, Buffer, Buffer, Buf
 /** A session on a database source (reads only). */
 export async function openSourceDatabase(ctx: GatewayContext, sourceId: string): Promise<pg.Client> {
   const c = await sourceSettings(ctx, sourceId);
+  refuseSshTunnel(
+    c,
+    'the source database',
+    'Backfills',
+    'the source database must be reachable from the gateway',
+  );
   const settings = {
     ...(c as unknown as PostgresSettings),
     port: typeof c.port === 'number' ? c.port : 5432,

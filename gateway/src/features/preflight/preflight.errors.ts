@@ -139,14 +139,20 @@ export function describeMysqlFailure(error: unknown, engine: string, where: stri
 }
 
 /**
- * Pre-flight connects directly: a configuration that reaches its server
- * through an SSH bastion (`ssh_host`) gets this answer instead of a
- * misleading "connection refused" from the address behind the bastion.
+ * The gateway connects directly (pre-flight checks, previews, backfills): a
+ * configuration that reaches its server through an SSH bastion (`ssh_host`)
+ * gets this answer instead of a misleading "connection refused" from the
+ * address behind the bastion.
  */
-export function refuseSshTunnel(config: Record<string, unknown>, what: string): void {
+export function refuseSshTunnel(
+  config: Record<string, unknown>,
+  what: string,
+  action = 'Pre-flight checks',
+  instead = `check ${what} from a host that reaches it`,
+): void {
   if (typeof config.ssh_host === 'string' && config.ssh_host !== '') {
     throw new PreflightFailure(
-      `Pre-flight checks through an SSH tunnel are not supported by this version of Sluice: check ${what} from a host that reaches it`,
+      `${action} through an SSH tunnel are not supported by this version of Sluice: ${instead}`,
     );
   }
 }
