@@ -34,7 +34,7 @@ export {
 } from './worker/target/records.js';
 export { openKafkaSink } from './worker/sinks/kafka.js';
 export { openPostgresSink, openWebhookSink } from './worker/sinks/target-engines.js';
-export { resolveSecrets } from './worker/secrets.js';
+export { MissingSecretError, resolveSecrets } from './worker/secrets.js';
 export { MetricsRegistry } from './worker/metrics.js';
 export type { Sink } from './worker/contracts.js';
 export type { WorkerContext } from './worker/engines.js';

@@ -9,21 +9,22 @@ import {
   pgConfig,
   connectClient,
   kafkaConnection,
-  resolveSecrets,
   type PostgresSettings,
   type Sink,
 } from '@sluice/operator';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,
-  workerSecretEnv,
   type ConnectorResource,
-  type DataModelResource,
   type OutboundPolicy,
-  type SubscriptionResource,
   type WorkerConfig,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
+import {
+  MissingObjectError,
+  resolvedWorkerConfig,
+  subscriptionObjects,
+} from '../connectors/worker-config.js';
 import { assertBrokersAllowed, options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
 import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '../preflight/preflight.errors.js';
 import { preflightPolicy } from '../preflight/preflight.service.js';
@@ -37,25 +38,11 @@ import { preflightPolicy } from '../preflight/preflight.service.js';
 /** Deadline of connecting and of one request to a source while planning. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** A worker configuration with its `valueFrom` references replaced by their values (never logged). */
-async function resolved(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
-  return resolveSecrets(config, await workerSecretEnv(ctx.secretStore, ctx.config.namespace, config));
-}
-
-async function resource<T>(
-  ctx: GatewayContext,
-  kind: 'Connector' | 'DataModel' | 'Subscription',
-  id: string,
-) {
-  const found = await ctx.catalog.get(kind, id);
-  if (!found) throw new Error(`The ${kind.toLowerCase()} ${id} no longer exists`);
-  return found as T;
-}
-
 /** The source connector's configuration, secrets resolved. */
 async function sourceSettings(ctx: GatewayContext, sourceId: string): Promise<Record<string, unknown>> {
-  const source = await resource<ConnectorResource>(ctx, 'Connector', sourceId);
-  return (await resolved(ctx, sourceWorkerConfig(source, []))).configuration;
+  const source = await ctx.catalog.get<ConnectorResource>('Connector', sourceId);
+  if (!source) throw new MissingObjectError('Connector', sourceId);
+  return (await resolvedWorkerConfig(ctx, sourceWorkerConfig(source, []))).configuration;
 }
 
 /** A Kafka client of a KAFKA_SOURCE's cluster that joins no group (fetch and list offsets only). */
@@ -147,13 +134,13 @@ export async function openTarget(
   ctx: GatewayContext,
   subscriptionId: string,
 ): Promise<{ config: WorkerConfig; sink: Sink }> {
-  const subscription = await resource<SubscriptionResource>(ctx, 'Subscription', subscriptionId);
-  const datamodel = await resource<DataModelResource>(ctx, 'DataModel', subscription.spec.datamodelId);
-  const source = await resource<ConnectorResource>(ctx, 'Connector', datamodel.spec.connectorId);
-  const target = await resource<ConnectorResource>(ctx, 'Connector', subscription.spec.targetConnectorId);
+  const { subscription, datamodel, source, target } = await subscriptionObjects(ctx, subscriptionId);
   const open = SINKS[target.spec.connectorType];
   if (!open) throw new Error(`Backfills into ${target.spec.connectorType} are not supported by this version`);
-  const config = await resolved(ctx, targetWorkerConfig(target, [{ subscription, datamodel, source }]));
+  const config = await resolvedWorkerConfig(
+    ctx,
+    targetWorkerConfig(target, [{ subscription, datamodel, source }]),
+  );
   return { config, sink: await open(config, preflightPolicy(ctx)) };
 }
 

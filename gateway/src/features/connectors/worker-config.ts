@@ -1,6 +1,8 @@
+import { resolveSecrets } from '@sluice/operator';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,
+  workerSecretEnv,
   type ConnectorResource,
   type DataModelResource,
   type SubscriptionResource,
@@ -65,4 +67,43 @@ export async function connectorWorkerConfig(
     if (source) rows.push({ subscription, datamodel, source });
   }
   return targetWorkerConfig(connector, rows);
+}
+
+/** An object a subscription joins is gone (or not mirrored yet). */
+export class MissingObjectError extends Error {
+  override readonly name = 'MissingObjectError';
+  constructor(
+    readonly kind: 'Subscription' | 'DataModel' | 'Connector',
+    readonly id: string,
+  ) {
+    super(`The ${kind === 'DataModel' ? 'data model' : kind.toLowerCase()} ${id} no longer exists`);
+  }
+}
+
+/**
+ * A subscription with the objects it joins, as the catalog holds them: what
+ * the previews and backfills build a target worker's configuration from.
+ */
+export async function subscriptionObjects(ctx: GatewayContext, id: string) {
+  const subscription = await ctx.catalog.get<SubscriptionResource>('Subscription', id);
+  if (!subscription) throw new MissingObjectError('Subscription', id);
+  const { datamodelId, targetConnectorId } = subscription.spec;
+  const datamodel = await ctx.catalog.get<DataModelResource>('DataModel', datamodelId);
+  if (!datamodel) throw new MissingObjectError('DataModel', datamodelId);
+  const [source, target] = await Promise.all([
+    ctx.catalog.get<ConnectorResource>('Connector', datamodel.spec.connectorId),
+    ctx.catalog.get<ConnectorResource>('Connector', targetConnectorId),
+  ]);
+  if (!source) throw new MissingObjectError('Connector', datamodel.spec.connectorId);
+  if (!target) throw new MissingObjectError('Connector', targetConnectorId);
+  return { subscription, datamodel, source, target };
+}
+
+/**
+ * A worker configuration with its `valueFrom` references replaced by their
+ * values from the secret store, in memory only (never logged); a missing
+ * secret throws MissingSecretError, which names the reference, not a value.
+ */
+export async function resolvedWorkerConfig(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
+  return resolveSecrets(config, await workerSecretEnv(ctx.secretStore, ctx.config.namespace, config));
 }

@@ -1,20 +1,26 @@
-import { mapMessage, prepareSubscription, resolveSecrets, type PreparedSubscription } from '@sluice/operator';
+import {
+  mapMessage,
+  MissingSecretError,
+  prepareSubscription,
+  type PreparedSubscription,
+} from '@sluice/operator';
 import {
   PREVIEW_DEFAULT_LIMIT,
   sourceWorkerConfig,
   targetWorkerConfig,
-  workerSecretEnv,
   writesTables,
-  type ConnectorResource,
-  type DataModelResource,
   type PreviewRequest,
   type PreviewResult,
-  type SubscriptionResource,
   type WorkerConfig,
 } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable } from '../../http/errors.js';
+import {
+  MissingObjectError,
+  resolvedWorkerConfig,
+  subscriptionObjects,
+} from '../connectors/worker-config.js';
 import { loadPipeline } from '../pipelines/pipelines.service.js';
 import { PreflightFailure } from '../preflight/preflight.errors.js';
 import { PREFLIGHT_TIMEOUT_MS, preflightPolicy } from '../preflight/preflight.service.js';
@@ -43,29 +49,24 @@ async function upstream<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A worker configuration with its `valueFrom` references replaced by their values (never logged). */
+/** The worker configuration with its secrets; a missing secret is a 409 naming the reference. */
 async function resolved(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
-  const env = await workerSecretEnv(ctx.secretStore, ctx.config.namespace, config);
   try {
-    return resolveSecrets(config, env);
+    return await resolvedWorkerConfig(ctx, config);
   } catch (e) {
-    // MissingSecretError names the reference, never a value.
-    throw conflict(`Cannot preview: ${e instanceof Error ? e.message : String(e)}`);
+    if (e instanceof MissingSecretError) throw conflict(`Cannot preview: ${e.message}`);
+    throw e;
   }
 }
 
 async function objectsOf(ctx: GatewayContext, id: string) {
-  const subscription = await ctx.catalog.get<SubscriptionResource>('Subscription', id);
-  if (!subscription) throw notFound('Subscription not found');
-  const datamodel = await ctx.catalog.get<DataModelResource>('DataModel', subscription.spec.datamodelId);
-  const [source, target] = await Promise.all([
-    datamodel ? ctx.catalog.get<ConnectorResource>('Connector', datamodel.spec.connectorId) : undefined,
-    ctx.catalog.get<ConnectorResource>('Connector', subscription.spec.targetConnectorId),
-  ]);
-  if (!datamodel || !source || !target) {
+  try {
+    return await subscriptionObjects(ctx, id);
+  } catch (e) {
+    if (!(e instanceof MissingObjectError)) throw e;
+    if (e.kind === 'Subscription') throw notFound('Subscription not found');
     throw conflict('The subscription references objects that do not exist');
   }
-  return { subscription, datamodel, source, target };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
