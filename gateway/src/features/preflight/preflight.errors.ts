@@ -156,3 +156,19 @@ export function refuseSshTunnel(
     );
   }
 }
+
+/** `work`, or a PreflightFailure "No answer from <what> within N s" once `timeoutMs` passed. */
+export async function withDeadline<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PreflightFailure(`No answer from ${what} within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

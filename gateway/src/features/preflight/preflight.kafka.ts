@@ -9,7 +9,7 @@ import {
   kafkaConnection,
   type KafkaConnection,
 } from '@sluice/operator';
-import { describeKafkaFailure, PreflightFailure } from './preflight.errors.js';
+import { describeKafkaFailure, PreflightFailure, withDeadline } from './preflight.errors.js';
 
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
 // broker of an environment): the workers' connection settings
@@ -83,28 +83,6 @@ export function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs
   };
 }
 
-/** Runs `fn` with a deadline; `close` is called either way. */
-async function withDeadline<T>(
-  timeoutMs: number,
-  where: string,
-  fn: () => Promise<T>,
-  close: () => Promise<void>,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new PreflightFailure(`No answer from ${where} within ${Math.round(timeoutMs / 1000)} s`)),
-      timeoutMs,
-    );
-  });
-  try {
-    return await Promise.race([fn(), deadline]);
-  } finally {
-    clearTimeout(timer);
-    await close().catch(() => undefined);
-  }
-}
-
 /** Connects with the settings and reads the cluster's metadata; throws a PreflightFailure-worthy error. */
 async function withCluster<T>(
   config: Record<string, unknown>,
@@ -121,12 +99,11 @@ async function withCluster<T>(
       ...options(conn, opts.policy, opts.timeoutMs),
       groupId: 'sluice-preflight',
     });
-    return await withDeadline(
-      opts.timeoutMs,
-      where,
-      () => fn(client, conn),
-      () => client.close(true),
-    );
+    try {
+      return await withDeadline(fn(client, conn), opts.timeoutMs, where);
+    } finally {
+      await client.close(true).catch(() => undefined);
+    }
   } catch (e) {
     throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
   }
@@ -154,16 +131,19 @@ export async function listKafkaTopics(
     if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
     await assertBrokersAllowed(opts.policy, conn.brokers);
     const admin = new Admin(options(conn, opts.policy, opts.timeoutMs));
-    return await withDeadline(
-      opts.timeoutMs,
-      where,
-      async () => {
-        const names = (await admin.listTopics({ includeInternals: false })).sort();
-        const meta = names.length ? await admin.metadata({ topics: names }) : undefined;
-        return names.map((name) => ({ name, partitions: meta?.topics.get(name)?.partitionsCount ?? 0 }));
-      },
-      () => admin.close(),
-    );
+    try {
+      return await withDeadline(
+        (async () => {
+          const names = (await admin.listTopics({ includeInternals: false })).sort();
+          const meta = names.length ? await admin.metadata({ topics: names }) : undefined;
+          return names.map((name) => ({ name, partitions: meta?.topics.get(name)?.partitionsCount ?? 0 }));
+        })(),
+        opts.timeoutMs,
+        where,
+      );
+    } finally {
+      await admin.close().catch(() => undefined);
+    }
   } catch (e) {
     throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
   }

@@ -1,6 +1,6 @@
 import { connect as netConnect, isIP } from 'node:net';
 import mysql, { type SslOptions as TlsOptions } from 'mysql2/promise';
-import { describeMysqlFailure, PreflightFailure, refuseSshTunnel } from './preflight.errors.js';
+import { describeMysqlFailure, PreflightFailure, refuseSshTunnel, withDeadline } from './preflight.errors.js';
 import type { ColumnInfo, PgCheckOptions, TableInfo } from './preflight.postgres.js';
 
 // Pre-flight checks of a MySQL or MariaDB source (spec 4.5): log in, list
@@ -78,28 +78,11 @@ export async function withMysql<T>(
     }
     // A connection error after the check answered must not crash the gateway.
     conn.on('error', () => undefined);
-    return await withDeadline(fn(conn), opts.timeoutMs, where, engine);
+    return await withDeadline(fn(conn), opts.timeoutMs, `${engine} at ${where}`);
   } catch (e) {
     throw new PreflightFailure(describeMysqlFailure(e, engine, where), { cause: e });
   } finally {
     await conn?.end().catch(() => conn?.destroy());
-  }
-}
-
-async function withDeadline<T>(p: Promise<T>, ms: number, where: string, engine: Engine): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, rej) => {
-        timer = setTimeout(
-          () => rej(new PreflightFailure(`No answer from ${engine} at ${where} within the time limit`)),
-          ms,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

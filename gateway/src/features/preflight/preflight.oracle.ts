@@ -6,7 +6,7 @@ import {
   type OracleSession,
   type OracleSettings,
 } from '@sluice/operator';
-import { PreflightFailure } from './preflight.errors.js';
+import { PreflightFailure, withDeadline } from './preflight.errors.js';
 
 // check-credentials of an ORACLE_TARGET (spec 4.5): the worker's connection
 // (operator/src/worker/oracle-connection.ts: node-oracledb in thin mode, the
@@ -33,25 +33,6 @@ function settingsOf(config: Record<string, unknown>): OracleSettings {
   };
 }
 
-/** Runs `fn` within the deadline; a late connection is closed when it arrives. */
-async function withDeadline<T>(timeoutMs: number, where: string, fn: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new PreflightFailure(`No answer from Oracle at ${where} within ${Math.round(timeoutMs / 1000)} s`),
-        ),
-      timeoutMs,
-    );
-  });
-  try {
-    return await Promise.race([fn(), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** check-credentials: log in and read whether the user may create the tables the sink creates. */
 export async function checkOracle(
   config: Record<string, unknown>,
@@ -62,28 +43,33 @@ export async function checkOracle(
   let session: OracleSession | undefined;
   let abandoned = false;
   try {
-    return await withDeadline(opts.timeoutMs, where, async () => {
-      const opened = await openOracleSession(settings, {
-        policy: opts.policy,
-        connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, opts.timeoutMs),
-        callTimeoutMs: opts.timeoutMs,
-      });
-      if (abandoned) {
-        await opened.close().catch(() => undefined);
-        throw new PreflightFailure(`No answer from Oracle at ${where} in time`);
-      }
-      session = opened;
-      const privileges = (
-        await opened.execute(
-          "SELECT privilege FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
-        )
-      ).map((r) => String(r[0]));
-      const warnings =
-        privileges.length === 0
-          ? ['The user lacks CREATE TABLE: the target tables must exist before the first rows arrive']
-          : [];
-      return { server_version: opened.serverVersion, warnings };
-    });
+    // A late connection is closed when it arrives (`abandoned`).
+    return await withDeadline(
+      (async () => {
+        const opened = await openOracleSession(settings, {
+          policy: opts.policy,
+          connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, opts.timeoutMs),
+          callTimeoutMs: opts.timeoutMs,
+        });
+        if (abandoned) {
+          await opened.close().catch(() => undefined);
+          throw new PreflightFailure(`No answer from Oracle at ${where} in time`);
+        }
+        session = opened;
+        const privileges = (
+          await opened.execute(
+            "SELECT privilege FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
+          )
+        ).map((r) => String(r[0]));
+        const warnings =
+          privileges.length === 0
+            ? ['The user lacks CREATE TABLE: the target tables must exist before the first rows arrive']
+            : [];
+        return { server_version: opened.serverVersion, warnings };
+      })(),
+      opts.timeoutMs,
+      `Oracle at ${where}`,
+    );
   } catch (e) {
     abandoned = true;
     if (e instanceof PreflightFailure) throw e;
