@@ -1,6 +1,6 @@
 import { Socket, isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import type pg from 'pg';
+import pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
 
 // Connection settings of a PostgreSQL source or target, as the worker has them
@@ -100,6 +100,34 @@ export async function connectClient(
     await plain.connect();
     return plain;
   }
+}
+
+/**
+ * A connected session for a few short queries (pre-flight checks, slot
+ * measurements, backfill reads): `connectTimeoutMs` to connect and, when
+ * given, `queryTimeoutMs` per statement (server and client side). A
+ * connection error after the answer must not crash the process: ignored,
+ * the next query fails.
+ */
+export function openSession(
+  settings: PostgresSettings,
+  o: { policy?: OutboundPolicy; applicationName: string; connectTimeoutMs: number; queryTimeoutMs?: number },
+): Promise<pg.Client> {
+  return connectClient(settings, (tls) => {
+    const c = new pg.Client({
+      ...pgConfig(settings, {
+        ...(o.policy ? { policy: o.policy } : {}),
+        applicationName: o.applicationName,
+        ...(tls === undefined ? {} : { tls }),
+      }),
+      connectionTimeoutMillis: o.connectTimeoutMs,
+      ...(o.queryTimeoutMs === undefined
+        ? {}
+        : { statement_timeout: o.queryTimeoutMs, query_timeout: o.queryTimeoutMs }),
+    });
+    c.on('error', () => undefined);
+    return c;
+  });
 }
 
 /** A double-quoted identifier: a table or column name is user data, never SQL. */

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { Consumer } from '@platformatic/kafka';
 import {
   clientOptions,
@@ -6,8 +6,7 @@ import {
   platformStream,
   openPostgresSink,
   openWebhookSink,
-  pgConfig,
-  connectClient,
+  openSession,
   kafkaConnection,
   type PostgresSettings,
   type Sink,
@@ -98,19 +97,11 @@ export async function openSourceDatabase(ctx: GatewayContext, sourceId: string):
     ...(c as unknown as PostgresSettings),
     port: typeof c.port === 'number' ? c.port : 5432,
   };
-  const policy = preflightPolicy(ctx);
-  return connectClient(settings, (tls) => {
-    const client = new pg.Client({
-      ...pgConfig(settings, {
-        policy,
-        applicationName: 'sluice-backfill',
-        ...(tls === undefined ? {} : { tls }),
-      }),
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    });
-    // A connection error between two queries must not crash the gateway; the next query fails.
-    client.on('error', () => undefined);
-    return client;
+  // No statement deadline: a page of a large table may take a while.
+  return openSession(settings, {
+    policy: preflightPolicy(ctx),
+    applicationName: 'sluice-backfill',
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
   });
 }
 

@@ -1,6 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
-import { connectClient, pgConfig, type PostgresSettings } from '@sluice/operator';
+import { openSession, type PostgresSettings } from '@sluice/operator';
 import { describePgFailure, PreflightFailure, refuseSshTunnel } from './preflight.errors.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
@@ -57,20 +57,11 @@ export async function withPg<T>(
   let client: pg.Client | undefined;
   try {
     refuseSshTunnel(config, `PostgreSQL at ${where}`);
-    client = await connectClient(settings, (tls) => {
-      const c = new pg.Client({
-        ...pgConfig(settings, {
-          policy: opts.policy,
-          applicationName: 'sluice-preflight',
-          ...(tls === undefined ? {} : { tls }),
-        }),
-        connectionTimeoutMillis: opts.timeoutMs,
-        statement_timeout: opts.timeoutMs,
-        query_timeout: opts.timeoutMs,
-      });
-      // A connection error after the check answered must not crash the gateway.
-      c.on('error', () => undefined);
-      return c;
+    client = await openSession(settings, {
+      policy: opts.policy,
+      applicationName: 'sluice-preflight',
+      connectTimeoutMs: opts.timeoutMs,
+      queryTimeoutMs: opts.timeoutMs,
     });
     return await fn(client);
   } catch (e) {

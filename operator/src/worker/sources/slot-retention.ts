@@ -1,6 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
-import { connectClient, describePgError, pgConfig } from '../postgres-connection.js';
+import { describePgError, openSession } from '../postgres-connection.js';
 import { cdcNames, PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
 
 // How much WAL the connector's replication slot makes the source server keep:
@@ -24,20 +24,11 @@ export async function measureSlotRetention(
   const timeoutMs = options.timeoutMs ?? 10_000;
   let client: pg.Client | undefined;
   try {
-    client = await connectClient(settings, (tls) => {
-      const c = new pg.Client({
-        ...pgConfig(settings, {
-          ...(options.policy ? { policy: options.policy } : {}),
-          applicationName: 'sluice-slot-retention',
-          ...(tls === undefined ? {} : { tls }),
-        }),
-        connectionTimeoutMillis: timeoutMs,
-        statement_timeout: timeoutMs,
-        query_timeout: timeoutMs,
-      });
-      // A connection error after the answer must not crash the process.
-      c.on('error', () => undefined);
-      return c;
+    client = await openSession(settings, {
+      ...(options.policy ? { policy: options.policy } : {}),
+      applicationName: 'sluice-slot-retention',
+      connectTimeoutMs: timeoutMs,
+      queryTimeoutMs: timeoutMs,
     });
     const { rows } = await client.query<{ bytes: string | null }>(
       `select pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text as bytes
