@@ -16,9 +16,9 @@ const untyped = (db: Db) => db as unknown as Kysely<any>;
  * Inserts or replaces the row of `object` unless the mirror already holds a
  * newer version (or a tombstone newer than it), or a live object of another
  * namespace under the same id (the first one keeps it: docs/architecture.md,
- * "Ids across namespaces"; the sync reports the clash).
+ * "Ids across namespaces"; the sync reports the clash). Whether it wrote.
  */
-export async function upsertObject(db: Db, object: ClusterObject, now = new Date()): Promise<void> {
+export async function upsertObject(db: Db, object: ClusterObject, now = new Date()): Promise<boolean> {
   const { table, values } = project(object, now);
   const col = (c: string) => sql.ref(`${table}.${c}`);
   const updates: Record<string, unknown> = {};
@@ -36,7 +36,7 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
   // updated_at moves with spec changes (generation), not with status reports.
   updates.updated_at = sql`case when ${col('deleted')} or ${col('generation')} <> excluded.generation
     then excluded.updated_at else ${col('updated_at')} end`;
-  await untyped(db)
+  const [result] = await untyped(db)
     .insertInto(table)
     .values(values)
     .onConflict((oc) =>
@@ -47,6 +47,7 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
           or (${col('namespace')} <> excluded.namespace and ${col('deleted')})`),
     )
     .execute();
+  return (result?.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
 /** The gateway deleted the object: hide it at once (its finalizers may keep it in the cluster a while). */

@@ -268,18 +268,20 @@ export class MirrorSync {
   }
 
   /**
-   * Whether `object` may take its row: no live object of another namespace
-   * holds its id. A clash is logged once, naming both objects.
+   * Mirrors `object` unless a live object of another namespace holds its id;
+   * whether it wrote. The upsert itself refuses the clash (and an older
+   * version): only then is the holder read, to log the clash once, naming both.
    */
-  private async mayMirror(db: Db, object: ClusterObject): Promise<boolean> {
+  private async mirror(db: Db, object: ClusterObject): Promise<boolean> {
     const { kind } = object;
     const { name: id, namespace } = object.metadata;
-    const held = await rowNamespace(db, kind, id);
     const key = `${kind}/${id}`;
-    if (!held || held.deleted || held.namespace === namespace) {
+    if (await upsertObject(db, object)) {
       this.clashes.get(key)?.delete(namespace);
       return true;
     }
+    const held = await rowNamespace(db, kind, id);
+    if (!held || held.deleted || held.namespace === namespace) return false; // an older version
     const left = this.clashes.get(key) ?? new Set<string>();
     if (!left.has(namespace)) {
       this.log.warn(
@@ -312,8 +314,8 @@ export class MirrorSync {
           await tombstone(trx, object);
           const left = this.clashes.get(`${object.kind}/${object.metadata.name}`);
           freed = !left?.delete(object.metadata.namespace) && (left?.size ?? 0) > 0;
-        } else if (await this.mayMirror(trx, object)) {
-          await upsertObject(trx, object);
+        } else {
+          await this.mirror(trx, object);
         }
       }
       if (rv) await writeCursor(trx, loop.kind, this.cursorOf(loop), rv);
@@ -337,10 +339,7 @@ export class MirrorSync {
       try {
         const loop = this.loops.find((l) => l.namespace === namespace || l.namespace === undefined);
         const next = await (loop?.cluster ?? this.cluster).get(gone.kind, namespace, gone.metadata.name);
-        if (next && (await this.mayMirror(this.db, next))) {
-          await upsertObject(this.db, next);
-          return;
-        }
+        if (next && (await this.mirror(this.db, next))) return;
       } catch (err) {
         // Its next event, or the next relist, brings it.
         this.log.warn({ err, kind: gone.kind, namespace }, 'Mirroring a freed id failed');
@@ -367,7 +366,7 @@ export class MirrorSync {
     const mirrorable = items.filter((o) => this.covers(loop, o));
     const gone = await this.db.transaction().execute(async (trx) => {
       for (const object of mirrorable) {
-        if (await this.mayMirror(trx, object)) await upsertObject(trx, object);
+        await this.mirror(trx, object);
       }
       const n = await tombstoneMissing(
         trx,
