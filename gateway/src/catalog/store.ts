@@ -68,15 +68,15 @@ export class CatalogStore {
   /**
    * References stay within one namespace: the operator resolves an object's
    * references in its own namespace. The issue to report at `loc` when the
-   * `kind` `id` (which exists) lives elsewhere than `namespace`.
+   * referenced `kind`, which lives in `at` (its mirror row's namespace), is
+   * elsewhere than `namespace`.
    */
-  async referenceIssue(
+  referenceIssue(
     kind: SluiceKind,
-    id: string,
+    at: string,
     namespace: string,
     loc: (string | number)[],
-  ): Promise<ValidationIssue | undefined> {
-    const at = await this.namespaceOf(kind, id);
+  ): ValidationIssue | undefined {
     if (at === namespace) return undefined;
     return {
       loc,
@@ -85,8 +85,13 @@ export class CatalogStore {
     };
   }
 
-  async get<T extends ClusterObject>(kind: SluiceKind, id: string): Promise<T | undefined> {
-    return this.cluster.get<T>(kind, await this.namespaceOf(kind, id), id);
+  /** The object from the cluster; `namespace` when the caller already read it from the mirror. */
+  async get<T extends ClusterObject>(
+    kind: SluiceKind,
+    id: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
+    return this.cluster.get<T>(kind, namespace ?? (await this.namespaceOf(kind, id)), id);
   }
 
   async create<T extends ClusterObject>(object: T): Promise<T> {

@@ -12,7 +12,10 @@ import { toIso } from '../../db/timestamps.js';
 import type { ConnectorRecord } from './connectors.repository.js';
 
 /** Mirror row → API body; secrets read back as `<redacted>` (spec 2.14). */
-export function toConnectorRead(row: ConnectorRecord, datamodelIds: string[]): ConnectorRead {
+export function toConnectorRead(
+  row: Omit<ConnectorRecord, 'namespace'>,
+  datamodelIds: string[],
+): ConnectorRead {
   const spec = row.spec as ConnectorSpec;
   const status = (row.status ?? {}) as ConnectorStatus;
   const def = connectorType(row.connector_type);

@@ -16,6 +16,7 @@ export function connectorQuery(db: Db) {
 const columns = [
   'c.id',
   'c.name',
+  'c.namespace',
   'c.team_id',
   'c.connector_type',
   'c.direction',

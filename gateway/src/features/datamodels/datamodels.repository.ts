@@ -9,6 +9,7 @@ const query = (db: Db) => db.selectFrom('mirror_datamodels as d').where('d.delet
 const columns = [
   'd.id',
   'd.name',
+  'd.namespace',
   'd.team_id',
   'd.connector_id',
   'd.entry',

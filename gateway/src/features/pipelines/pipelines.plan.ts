@@ -115,10 +115,10 @@ async function existingSide(
   if (row.team_id !== teamId)
     issues.push({ loc, msg: 'The connector belongs to another team', type: 'value_error' });
   if (row.direction !== side) issues.push({ loc, msg: `Not a ${side} connector`, type: 'value_error' });
-  const elsewhere = await ctx.catalog.referenceIssue('Connector', id, namespace, loc);
+  const elsewhere = ctx.catalog.referenceIssue('Connector', row.namespace, namespace, loc);
   if (elsewhere) issues.push(elsewhere);
   if (issues.length > 0) throw unprocessable(issues);
-  const connector = await ctx.catalog.get<ConnectorResource>('Connector', id);
+  const connector = await ctx.catalog.get<ConnectorResource>('Connector', id, namespace);
   if (!connector) throw unprocessable([{ loc, msg: 'No such connector', type: 'value_error' }]);
   return {
     connector,

@@ -137,14 +137,16 @@ export async function resolveEnds(
   }
   const home = ctx.catalog.namespace;
   for (const issue of [
-    await ctx.catalog.referenceIssue('DataModel', datamodelId, home, [...loc, 'datamodel_id']),
-    await ctx.catalog.referenceIssue('Connector', targetId, home, [...loc, 'target_connector_id']),
+    ctx.catalog.referenceIssue('DataModel', dmRow!.namespace, home, [...loc, 'datamodel_id']),
+    ctx.catalog.referenceIssue('Connector', targetRow!.namespace, home, [...loc, 'target_connector_id']),
   ]) {
     if (issue) issues.push(issue);
   }
   if (issues.length > 0) throw unprocessable(issues);
-  const datamodel = await ctx.catalog.get<DataModelResource>('DataModel', datamodelId);
-  const target = await ctx.catalog.get<ConnectorResource>('Connector', targetId);
+  const [datamodel, target] = await Promise.all([
+    ctx.catalog.get<DataModelResource>('DataModel', datamodelId, home),
+    ctx.catalog.get<ConnectorResource>('Connector', targetId, home),
+  ]);
   if (!datamodel || !target) throw notFound('Data model or connector not found');
   return { datamodel, target };
 }
