@@ -11,7 +11,14 @@ import {
   newProducer,
   WORKER_PROGRAM,
 } from '../../operator/test/kafka-helpers.js';
-import { closeScanned, createConnector, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import {
+  closeScanned,
+  createConnector,
+  SECRETS,
+  reachState,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
@@ -666,12 +673,7 @@ describeWithKafka('a backfill beside a live pipeline (embedded operator, real wo
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
-    const pipeline = await eventually(
-      async () => (await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body,
-      (b) => b.state === 'live' || b.state === 'error',
-      90_000,
-    );
-    expect(pipeline.state).toBe('live');
+    const pipeline = await reachState(gw, t.owner, `/api/pipelines/${id}`, 'live');
     await produce(31, 40);
     expect(await eventually(ids, (r) => r.length >= 40, 60_000)).toEqual(range(1, 40));
 

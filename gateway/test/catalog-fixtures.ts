@@ -130,3 +130,31 @@ export async function closeScanned(gw: TestGateway): Promise<void> {
     await gw.close();
   }
 }
+
+/**
+ * Polls `path` (a pipeline says `state`, a connector `status`) until it reads
+ * `state`; fails with the body as soon as it reads `error` instead, or at
+ * `timeoutMs`. Returns the body.
+ */
+export async function reachState(
+  gw: TestGateway,
+  u: TestUser,
+  path: string,
+  state: string,
+  timeoutMs = 90_000,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await gw.http.get(path).set(u.auth);
+    const body = res.body as Record<string, unknown>;
+    const now = body.state ?? body.status;
+    if (res.status === 200 && now === state) return body;
+    if (res.status === 200 && now === 'error')
+      throw new Error(`${path} is in error: ${JSON.stringify(body)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${path} did not reach ${state} in ${timeoutMs} ms: ${res.status} ${JSON.stringify(body)}`,
+      );
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -12,7 +12,7 @@ import {
   topicSize,
   WORKER_PROGRAM,
 } from '../../operator/test/kafka-helpers.js';
-import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 // Kafka → mapper → Kafka end to end as a user drives it: the REST API, the
@@ -49,15 +49,7 @@ describeWithKafka('a Kafka → Kafka pipeline through the REST API (real workers
   });
 
   const get = (path: string) => gw.http.get(path).set(t.owner.auth);
-  const stateOf = (path: string, state: string) =>
-    eventually(
-      async () => (await get(path)).body as Record<string, unknown>,
-      (b) => (b.state ?? b.status) === state || (b.state ?? b.status) === 'error',
-      90_000,
-    ).then((b) => {
-      if ((b.state ?? b.status) !== state) throw new Error(`${path} ended in error: ${JSON.stringify(b)}`);
-      return b;
-    });
+  const stateOf = (path: string, state: string) => reachState(gw, t.owner, path, state);
   const produce = (ids: number[]) =>
     producer.send({
       messages: ids.map((id) => ({

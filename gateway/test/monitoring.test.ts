@@ -10,7 +10,7 @@ import {
 } from '../../operator/test/kafka-helpers.js';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
-import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { SlotMonitor } from '../src/features/monitoring/slot-monitor.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
@@ -75,16 +75,7 @@ describeWithKafka(
       expect(res.status).toBe(200);
       return res.body as Record<string, unknown>;
     };
-    const stateOf = (path: string, state: string) =>
-      eventually(
-        () => get(path),
-        // Pipelines say `state`, connectors `status`.
-        (b) => (b.state ?? b.status) === state || (b.state ?? b.status) === 'error',
-        90_000,
-      ).then((b) => {
-        if ((b.state ?? b.status) !== state) throw new Error(`${path} ended in error: ${JSON.stringify(b)}`);
-        return b;
-      });
+    const stateOf = (path: string, state: string) => reachState(gw, t.owner, path, state);
     const targetRows = async () =>
       Number(
         (

@@ -9,7 +9,7 @@ import {
   readTopic,
   WORKER_PROGRAM,
 } from '../../operator/test/kafka-helpers.js';
-import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 
@@ -78,17 +78,7 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
         'select slot_name from pg_replication_slots where database = current_database()',
       )
     ).rows.map((r) => r.slot_name);
-  const stateIs = (id: string, state: string) =>
-    eventually(
-      async () =>
-        (await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body as Record<string, unknown>,
-      (b) => b.state === state || b.state === 'error',
-      90_000,
-      250,
-    ).then((b) => {
-      if (b.state !== state)
-        throw new Error(`the pipeline is ${String(b.state)}: ${String(b.status_message)}`);
-    });
+  const stateIs = (id: string, state: string) => reachState(gw, t.owner, `/api/pipelines/${id}`, state);
 
   it('snapshot, then insert/update/delete; a failing row in the error table; pause keeps changes for the resume; delete drops the slot', async () => {
     const db = (s: ScratchDatabase) => ({ ...s.settings, password: SECRET });
