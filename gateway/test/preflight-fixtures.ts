@@ -1,6 +1,5 @@
 import { expect } from '@jest/globals';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { freePort } from '../../operator/src/runtime/process-runtime.js';
 import type { TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
@@ -8,14 +7,8 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // default outbound policy denies loopback), a poster for the check paths, a
 // closed port, and the scan that no secret reached a response or a log.
 
-/** A closed local port: nothing listens there. */
-export async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** A closed local port: nothing listens there (a free one, just released). */
+export const closedPort = freePort;
 
 /** No response body and no log line of the gateway contains any of `secrets`. */
 export function expectNothingLeaked(gw: TestGateway, secrets: string[]): void {

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../src/runtime/process-runtime.js';
 import {
   type Admin,
   Consumer,
@@ -23,16 +23,7 @@ export function assertWorkerBuilt(): void {
   if (!existsSync(WORKER_PROGRAM)) throw new Error(`${WORKER_PROGRAM} is missing: run npm run build first`);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
-}
+export { freePort };
 
 export interface RunningWorker {
   child: ChildProcess;

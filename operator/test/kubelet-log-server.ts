@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { localCertificate } from '../../shared/test/local-certificate.js';
 
 // The log endpoint of a kubelet, for the test API server (no kubelet runs
 // here). kube-apiserver serves `GET /api/v1/namespaces/{ns}/pods/{pod}/log` by
@@ -40,40 +36,13 @@ export class KubeletLogServer {
 
   private readonly server: Server;
 
-  private constructor(
-    private readonly dir: string,
-    tls: { key: Buffer; cert: Buffer },
-  ) {
+  private constructor(tls: { key: string; cert: string }) {
     this.server = createServer(tls, (req, res) => this.serve(req.url ?? '/', req.method, res));
   }
 
-  /** Listens on a free port of 127.0.0.1 with a fresh self-signed certificate for that address. */
+  /** Listens on a free port of 127.0.0.1 with a self-signed certificate for that address. */
   static async start(): Promise<KubeletLogServer> {
-    const dir = await mkdtemp(join(tmpdir(), 'sluice-kubelet-'));
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=kubelet',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'kubelet.key'),
-      '-out',
-      join(dir, 'kubelet.crt'),
-    ]);
-    const [key, cert] = await Promise.all([
-      readFile(join(dir, 'kubelet.key')),
-      readFile(join(dir, 'kubelet.crt')),
-    ]);
-    const kubelet = new KubeletLogServer(dir, { key, cert });
+    const kubelet = new KubeletLogServer(await localCertificate('kubelet'));
     await new Promise<void>((resolve) => kubelet.server.listen(0, '127.0.0.1', resolve));
     return kubelet;
   }
@@ -120,7 +89,6 @@ export class KubeletLogServer {
     for (const log of this.logs.values()) for (const res of log.followers) res.end();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await rm(this.dir, { recursive: true, force: true });
   }
 
   private log(namespace: string, pod: string, container: string): ContainerLog {

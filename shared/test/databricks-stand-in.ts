@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { generate } from 'selfsigned';
+import { localCertificate } from './local-certificate.js';
 
 /**
  * A local stand-in of the Databricks workspace REST endpoints a warehouse
@@ -51,27 +51,6 @@ interface Statement {
   canceled: boolean;
 }
 
-let certificate: Promise<{ key: string; cert: string }> | undefined;
-
-/** One certificate per test process, for 127.0.0.1 and localhost. */
-function standInCertificate(): Promise<{ key: string; cert: string }> {
-  certificate ??= generate([{ name: 'commonName', value: 'databricks-stand-in' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 7, ip: '127.0.0.1' },
-          { type: 2, value: 'localhost' },
-        ],
-      },
-    ],
-  }).then((p) => ({ key: p.private, cert: p.cert }));
-  return certificate;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class DatabricksStandIn {
@@ -87,7 +66,7 @@ export class DatabricksStandIn {
   ) {}
 
   static async start(options: StandInOptions): Promise<DatabricksStandIn> {
-    const { key, cert } = await standInCertificate();
+    const { key, cert } = await localCertificate('databricks-stand-in');
     const opts: Required<StandInOptions> = {
       tokenFailureStatus: 403,
       warehouses: { abc123def4567890: { name: 'Starter Warehouse', state: 'RUNNING' } },
