@@ -36,6 +36,29 @@ export interface ChangeEvent {
   emitted_ms: number;
 }
 
+/** The envelope of one change: its key is `keyColumns` of the row after (else before) it. */
+export function changeEvent(
+  e: Pick<ChangeEvent, 'op' | 'before' | 'after'> &
+    Omit<ChangeEvent['source'], 'ts_ms'> & { keyColumns: readonly string[]; tsMs: number },
+): ChangeEvent {
+  const row = e.after ?? e.before ?? {};
+  return {
+    op: e.op,
+    before: e.before,
+    after: e.after,
+    key: Object.fromEntries(e.keyColumns.map((k) => [k, row[k] ?? null])),
+    source: {
+      connector_id: e.connector_id,
+      datamodel_id: e.datamodel_id,
+      entry: e.entry,
+      position: e.position,
+      snapshot: e.snapshot,
+      ts_ms: e.tsMs,
+    },
+    emitted_ms: Date.now(),
+  };
+}
+
 /** One row for a target, after the mapper. */
 export interface SinkRecord {
   op: 'upsert' | 'delete';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ChangeEvent } from '../contracts.js';
+import { changeEvent } from '../contracts.js';
 import { quoteIdent } from '../postgres-connection.js';
 import { decodeValue } from '../sources/pgoutput.js';
 import { parseEntry, primaryKey, qualifiedEntry } from '../sources/postgres-cdc.js';
@@ -86,28 +86,24 @@ export function snapshotMessages(
 ): ConsumedMessage[] {
   const now = Date.now();
   return rows.map((row, i) => {
-    const keyValues = Object.fromEntries(key.columns.map((k) => [k, row[k] ?? null]));
-    const event: ChangeEvent = {
+    const event = changeEvent({
       op: 'r',
       before: null,
       after: row,
-      key: keyValues,
-      source: {
-        connector_id: at.connectorId,
-        datamodel_id: at.datamodelId,
-        entry: at.entry,
-        position: 'backfill',
-        snapshot: true,
-        ts_ms: now,
-      },
-      emitted_ms: now,
-    };
+      keyColumns: key.columns,
+      connector_id: at.connectorId,
+      datamodel_id: at.datamodelId,
+      entry: at.entry,
+      position: 'backfill',
+      snapshot: true,
+      tsMs: now,
+    });
     return {
       topic: at.topic,
       partition: -1,
       offset: BigInt(at.first + i),
       timestamp: BigInt(now),
-      key: Buffer.from(JSON.stringify(keyValues)),
+      key: Buffer.from(JSON.stringify(event.key)),
       value: Buffer.from(JSON.stringify(event)),
       headers: new Map(),
     };

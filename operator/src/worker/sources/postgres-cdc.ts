@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
-import type { ChangeEvent, ChangeOp } from '../contracts.js';
+import { changeEvent, type ChangeEvent, type ChangeOp } from '../contracts.js';
 import {
   connectClient,
   describePgError,
@@ -545,23 +545,20 @@ class Capture {
     snapshot: boolean,
     tsMs: number,
   ): Promise<void> {
-    const source = after ?? before ?? {};
-    const key = Object.fromEntries(keyColumns.map((k) => [k, source[k] ?? null]));
-    await this.options.onEvent({
-      op,
-      before,
-      after,
-      key,
-      source: {
+    await this.options.onEvent(
+      changeEvent({
+        op,
+        before,
+        after,
+        keyColumns,
         connector_id: this.options.connectorId,
         datamodel_id: datamodelId,
         entry,
         position,
         snapshot,
-        ts_ms: tsMs,
-      },
-      emitted_ms: Date.now(),
-    });
+        tsMs,
+      }),
+    );
   }
 }
 
