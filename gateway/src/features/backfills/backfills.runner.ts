@@ -18,6 +18,7 @@ import {
   type WorkerContext,
 } from '@sluice/operator';
 import type { GatewayContext } from '../../context.js';
+import { Ticker } from '../../ticker.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
 import {
   describeSourceFailure,
@@ -66,8 +67,7 @@ export class BackfillRunner {
   readonly runner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<unknown> | undefined;
+  private ticker: Ticker | undefined;
 
   constructor(
     private readonly ctx: GatewayContext,
@@ -104,30 +104,22 @@ export class BackfillRunner {
    * (the automatic re-snapshots: one loop for the feature's periodic work).
    */
   start(intervalMs: number, alsoEachTick?: () => Promise<unknown>): this {
-    const loop = () => {
-      if (this.abort.signal.aborted) return;
-      this.ticking = this.resume()
-        .catch((err: unknown) =>
-          this.ctx.log.warn({ reason: oneLine(err) }, 'The backfill runner could not resume runs'),
-        )
-        .then(() => (this.abort.signal.aborted ? undefined : alsoEachTick?.()))
-        .catch((err: unknown) =>
-          this.ctx.log.warn({ reason: oneLine(err) }, 'Automatic re-snapshots could not be decided'),
-        )
-        .finally(() => {
-          this.ticking = undefined;
-          if (!this.abort.signal.aborted) this.timer = setTimeout(loop, intervalMs).unref();
-        });
+    const tick = async () => {
+      await this.resume().catch((err: unknown) =>
+        this.ctx.log.warn({ reason: oneLine(err) }, 'The backfill runner could not resume runs'),
+      );
+      if (!this.abort.signal.aborted) await alsoEachTick?.();
     };
-    this.timer = setTimeout(loop, 0).unref();
+    this.ticker = new Ticker(tick, (err) =>
+      this.ctx.log.warn({ reason: oneLine(err) }, 'Automatic re-snapshots could not be decided'),
+    ).start(intervalMs);
     return this;
   }
 
   /** Stops between two batches; the runs keep their progress and are released for another replica. */
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
     this.abort.abort();
-    await this.ticking;
+    await this.ticker?.stop();
     await this.idle();
   }
 

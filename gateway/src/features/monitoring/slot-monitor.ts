@@ -1,4 +1,5 @@
 import type { GatewayContext } from '../../context.js';
+import { Ticker } from '../../ticker.js';
 import { unreadPostgresSources } from './monitoring.repository.js';
 import { unreadSlotStatus } from './slot-retention.service.js';
 
@@ -13,39 +14,27 @@ import { unreadSlotStatus } from './slot-retention.service.js';
 const BATCH = 100;
 
 export class SlotMonitor {
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<void> | undefined;
-  private stopped = false;
+  private readonly ticker = new Ticker(
+    () => this.tick(),
+    (err) => this.ctx.log.warn({ err: (err as Error).message }, 'measuring paused replication slots failed'),
+  );
 
   constructor(private readonly ctx: GatewayContext) {}
 
   /** One round; resolves once every due slot was measured. */
   async tick(): Promise<void> {
     for (const row of await unreadPostgresSources(this.ctx.db, BATCH)) {
-      if (this.stopped) return;
+      if (this.ticker.stopped) return;
       await unreadSlotStatus(this.ctx, row);
     }
   }
 
   start(intervalMs: number): this {
-    const loop = () => {
-      if (this.stopped) return;
-      this.round = this.tick()
-        .catch((err: unknown) =>
-          this.ctx.log.warn({ err: (err as Error).message }, 'measuring paused replication slots failed'),
-        )
-        .finally(() => {
-          this.round = undefined;
-          if (!this.stopped) this.timer = setTimeout(loop, intervalMs).unref();
-        });
-    };
-    this.timer = setTimeout(loop, intervalMs).unref();
+    this.ticker.start(intervalMs, intervalMs);
     return this;
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.round;
+    await this.ticker.stop();
   }
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { GatewayContext } from '../../context.js';
+import { Ticker } from '../../ticker.js';
 import { nextRunAfter } from './schedule.js';
 import { executeRun } from './task-runner.js';
 import { claimDue, failAbandonedRuns, type RunRow } from './tasks.repository.js';
@@ -29,9 +30,10 @@ export class TaskScheduler {
   private readonly now: () => Date;
   private readonly batch: number;
   private readonly inFlight = new Set<Promise<unknown>>();
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly ticker = new Ticker(
+    () => this.tick(),
+    (err) => this.ctx.log.warn({ err }, 'The task scheduler could not claim due tasks'),
+  );
 
   constructor(
     private readonly ctx: GatewayContext,
@@ -71,16 +73,7 @@ export class TaskScheduler {
 
   /** Ticks every `intervalMs` until stopped. */
   start(intervalMs: number): this {
-    const loop = () => {
-      if (this.stopped) return;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.ctx.log.warn({ err }, 'The task scheduler could not claim due tasks'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (!this.stopped) this.timer = setTimeout(loop, intervalMs).unref();
-        });
-    };
-    this.timer = setTimeout(loop, 0).unref();
+    this.ticker.start(intervalMs);
     return this;
   }
 
@@ -89,9 +82,7 @@ export class TaskScheduler {
    * the wait is marked failed by a later tick of any scheduler.
    */
   async stop(graceMs = 5000): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+    await this.ticker.stop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.idle(),
