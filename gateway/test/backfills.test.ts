@@ -556,6 +556,11 @@ for (const kind of databaseKinds()) {
       ).rows;
       expect(rows).toHaveLength(12);
       expect(rows[11]).toEqual({ id: 12, name: 'parts-12' });
+      // Both decisions are logged with their subscription.
+      const logged = (text: string, sub: string) =>
+        gw.recorded().logs.some((l) => l.includes(text) && l.includes(sub));
+      expect(logged('Re-snapshot started for a new subscription with backfill', parts)).toBe(true);
+      expect(logged('No re-snapshot for a new subscription with backfill', tools)).toBe(true);
       // tools is left to its stream: the gateway wrote nothing there.
       await expect(target.client.query('select 1 from public.tools_copy')).rejects.toThrow(/does not exist/);
 

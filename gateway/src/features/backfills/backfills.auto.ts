@@ -131,6 +131,10 @@ export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Prom
 async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): Promise<{ runId?: string }> {
   if (decision.action === 'skip') {
     await repo.recordSkipped(ctx.db, row.subscription_id, decision.reason);
+    ctx.log.info(
+      { subscription: row.subscription_id, reason: decision.reason },
+      'No re-snapshot for a new subscription with backfill',
+    );
     return {};
   }
   if (decision.action !== 'snapshot') return {};
