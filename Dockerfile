@@ -34,7 +34,9 @@ COPY gateway/package.json gateway/
 COPY operator/package.json operator/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/
-RUN npm install --no-audit --no-fund
+# The workers' Kafka client gets its encoding patch (scripts/patch-kafka-client.mjs).
+COPY scripts/patch-kafka-client.mjs scripts/
+RUN npm install --no-audit --no-fund && node scripts/patch-kafka-client.mjs
 COPY tsconfig.json tsconfig.base.json ./
 COPY shared/tsconfig.json shared/
 COPY shared/src shared/src
@@ -55,8 +57,10 @@ COPY e2e/package.json e2e/
 COPY bench/package.json bench/
 # Production dependencies of the three runtime workspaces only (not the e2e
 # and bench ones); workspace packages become symlinks into /app/<workspace>.
+COPY scripts/patch-kafka-client.mjs scripts/
 RUN npm install --omit=dev --no-audit --no-fund \
       --workspace shared --workspace gateway --workspace operator \
+ && node scripts/patch-kafka-client.mjs \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------

@@ -747,6 +747,13 @@ describe('Dockerfile', () => {
     expect(ignored('e2e/chart.test.ts')).toBe(true);
   });
 
+  it("patches the workers' Kafka client after both installs (scripts/patch-kafka-client.mjs)", () => {
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(text.match(/&& node scripts\/patch-kafka-client\.mjs/g)).toHaveLength(2);
+    expect(ignored('scripts/patch-kafka-client.mjs')).toBe(false);
+    expect(ignored('scripts/with-kafka.sh')).toBe(true);
+  });
+
   it('starts the entry points the chart runs', () => {
     // gateway/dist/main.js and operator/dist/worker/main.js come from these sources;
     // operator/dist/main.js (the chart's operator.args) arrives with the operator.
