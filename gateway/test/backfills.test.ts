@@ -21,6 +21,7 @@ import {
 } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
+import { autoDecisionOf } from '../src/features/backfills/backfills.repository.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
 
 // Backfills (spec 4.7) as a user drives them, on the real broker and the real
@@ -521,12 +522,13 @@ for (const kind of databaseKinds()) {
         return Object.fromEntries(outcomes.map((o) => [o.subscriptionId, o]));
       };
 
-      // Neither the source nor the target is live: nothing is written into the target yet.
+      // Neither the source nor the target is live: nothing is decided, nothing written yet.
       let seen = await tick();
-      expect(seen[parts]?.decision).toEqual({ action: 'wait' });
-      expect(seen[tools]?.decision).toEqual({ action: 'wait' });
+      expect(seen[parts]).toBeUndefined();
+      expect(seen[tools]).toBeUndefined();
       expect(seen[noFlag]).toBeUndefined();
       expect((await status(src.id)).status).toBe(404);
+      expect(await autoDecisionOf(gw.ctx.db, parts)).toBeUndefined();
 
       for (const id of [src.id, pgTarget.id])
         await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
@@ -556,7 +558,12 @@ for (const kind of databaseKinds()) {
       ).rows;
       expect(rows).toHaveLength(12);
       expect(rows[11]).toEqual({ id: 12, name: 'parts-12' });
-      // Both decisions are logged with their subscription.
+      // Both decisions are recorded, and logged with their subscription.
+      expect(await autoDecisionOf(gw.ctx.db, parts)).toMatchObject({
+        decision: 'started',
+        run_id: done.id,
+      });
+      expect(await autoDecisionOf(gw.ctx.db, tools)).toMatchObject({ decision: 'skipped', run_id: null });
       const logged = (text: string, sub: string) =>
         gw.recorded().logs.some((l) => l.includes(text) && l.includes(sub));
       expect(logged('Re-snapshot started for a new subscription with backfill', parts)).toBe(true);

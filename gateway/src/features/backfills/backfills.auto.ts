@@ -2,7 +2,7 @@ import { platformStream, streamStart, type StreamStart } from '@sluice/operator'
 import { changeStreamTopic, type ConnectorResource, type DataModelResource } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
-import { backfillModeOf, planSubscriptionSnapshot } from './backfills.plan.js';
+import { backfillModeOf, planSubscriptionSnapshot, snapshotSourceTypes } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
 import { startRun } from './backfills.service.js';
 
@@ -49,6 +49,7 @@ export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecis
   if (!backfillTargetTypes().includes(row.target_type))
     return { action: 'skip', reason: `backfills into ${row.target_type} are not supported by this version` };
   // Only once data flows: a pipeline never started gets nothing written into its target.
+  // (The query reads only those; this holds should a row change between the two.)
   if (!row.enabled || !row.datamodel_enabled || row.source_state !== 'live' || row.target_state !== 'live')
     return { action: 'wait' };
   if (start === undefined) {
@@ -102,7 +103,11 @@ const PER_TICK = 20;
  */
 export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Promise<AutoOutcome[]> {
   if (maxAgeMs <= 0) return [];
-  const rows = await repo.undecidedBackfillSubscriptions(ctx.db, maxAgeMs, PER_TICK);
+  const rows = await repo.undecidedBackfillSubscriptions(ctx.db, {
+    maxAgeMs,
+    snapshotSourceTypes: snapshotSourceTypes(),
+    limit: PER_TICK,
+  });
   const outcomes: AutoOutcome[] = [];
   let client: ReturnType<typeof openPlatformStreamClient> | undefined;
   try {

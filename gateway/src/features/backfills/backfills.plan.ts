@@ -27,6 +27,10 @@ const MODES: Record<string, BackfillMode> = { KAFKA_SOURCE: 'stream', POSTGRES_S
 /** How a source type is backfilled; undefined when this version cannot. */
 export const backfillModeOf = (connectorType: string): BackfillMode | undefined => MODES[connectorType];
 
+/** The source types this version re-snapshots (database sources). */
+export const snapshotSourceTypes = (): string[] =>
+  Object.entries(MODES).flatMap(([type, mode]) => (mode === 'snapshot' ? [type] : []));
+
 /** A (data model, target) pair and where its replay starts. */
 export interface PlannedItem extends BackfillPreviewItem {
   /** stream: the offset range per partition; snapshot: the key after which to read (null: from the start). */

@@ -295,8 +295,17 @@ export async function releaseRun(db: Db, runId: string, runner: string): Promise
     .execute();
 }
 
-/** Subscriptions with `backfill`, created within `maxAgeMs`, not decided yet: with their data model and connectors. */
-export function undecidedBackfillSubscriptions(db: Db, maxAgeMs: number, limit: number) {
+/**
+ * Subscriptions with `backfill`, created within `maxAgeMs`, not decided yet,
+ * with their data model and connectors: those of a source type that is not
+ * re-snapshotted (decided at once), and the others once they are enabled and
+ * both connectors live. The ones still waiting are not read, so that however
+ * many wait, the `limit` goes to those that can be decided.
+ */
+export function undecidedBackfillSubscriptions(
+  db: Db,
+  o: { maxAgeMs: number; snapshotSourceTypes: readonly string[]; limit: number },
+) {
   return db
     .selectFrom('mirror_subscriptions as s')
     .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
@@ -321,12 +330,25 @@ export function undecidedBackfillSubscriptions(db: Db, maxAgeMs: number, limit: 
     .where('a.subscription_id', 'is', null)
     .where('s.deleting', '=', false)
     .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
-    .where('s.created_at', '>', sql<Date>`now() - ${`${maxAgeMs} milliseconds`}::interval`)
+    .where('s.created_at', '>', sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`)
     .where('d.deleting', '=', false)
     .where('src.deleting', '=', false)
     .where('tgt.deleting', '=', false)
+    .where((eb) =>
+      eb.or([
+        ...(o.snapshotSourceTypes.length > 0
+          ? [eb('src.connector_type', 'not in', [...o.snapshotSourceTypes])]
+          : []),
+        eb.and([
+          eb('s.enabled', '=', true),
+          eb('d.enabled', '=', true),
+          eb('src.state', '=', 'live'),
+          eb('tgt.state', '=', 'live'),
+        ]),
+      ]),
+    )
     .orderBy('s.created_at')
-    .limit(limit)
+    .limit(o.limit)
     .execute();
 }
 
