@@ -4,6 +4,7 @@ import type { GatewayContext } from '../../context.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
 import { backfillModeOf, planSubscriptionSnapshot, snapshotSourceTypes } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
+import { oneLine } from './backfills.runner.js';
 import { startRun } from './backfills.service.js';
 
 // Automatic re-snapshots (docs/data-plane.md "Backfills"). A new
@@ -122,8 +123,10 @@ export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Prom
         outcomes.push({ subscriptionId: row.subscription_id, decision, ...(await act(ctx, row, decision)) });
       } catch (e) {
         // Decided at a later tick: the platform broker or the source may be back by then.
-        const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
-        ctx.log.warn({ subscription: row.subscription_id, reason }, 'Could not decide on a re-snapshot yet');
+        ctx.log.warn(
+          { subscription: row.subscription_id, reason: oneLine(e) },
+          'Could not decide on a re-snapshot yet',
+        );
       }
     }
   } finally {

@@ -60,7 +60,7 @@ export function runnerOptions(env: NodeJS.ProcessEnv = process.env): BackfillRun
 type Outcome = 'done' | 'cancelled' | 'lost';
 
 /** A message for the run's `error`: one line, bounded; never a stack. */
-const oneLine = (e: unknown) =>
+export const oneLine = (e: unknown) =>
   (e instanceof Error ? e.message : String(e)).split('\n')[0]!.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 export class BackfillRunner {
