@@ -28,6 +28,15 @@ export type MirrorValues = Record<string, string | number | boolean | Date | nul
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/**
+ * The object a mirror row copies, as far as a function of its name and spec
+ * needs it (topic names, worker configurations): the row's jsonb `spec` is the
+ * object's spec and its `id` the object's name. Status and labels are not in
+ * it; read them from the row's own columns.
+ */
+export const resourceOf = <T extends ClusterObject>(id: string, spec: unknown): T =>
+  ({ metadata: { name: id }, spec }) as unknown as T;
+
 /** The mirror only holds objects named by a UUID: the name is the REST identifier (docs/architecture.md). */
 export const isMirrorable = (o: ClusterObject): boolean => UUID.test(o.metadata.name);
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
-import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
 import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from './sinks/oracle-sql.js';
 
 // Connections of the ORACLE_TARGET sink and of its pre-flight check, through
@@ -180,12 +180,7 @@ const ORA_TEXT: Readonly<Record<string, string>> = {
   'ORA-30926': 'the rows of one MERGE repeat a key',
 };
 
-const firstLine = (text: string) =>
-  (text.split('\n')[0] ?? '')
-    .replace(/\s*\(CONNECTION_ID=[^)]*\)/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 300);
+const firstLine = (text: string) => oneLine(text.replace(/\s*\(CONNECTION_ID=[^)]*\)/g, ''));
 
 /** A Node socket error code anywhere in the error's text or chain (ECONNREFUSED, ENOTFOUND, …). */
 function socketCode(error: unknown): string | undefined {

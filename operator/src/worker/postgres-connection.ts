@@ -1,7 +1,7 @@
 import { Socket, isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import { oneLine, type OutboundPolicy } from '@sluice/shared';
 
 // Connection settings of a PostgreSQL source or target, as the worker has them
 // once the framework resolved the secret references (a plain password), turned
@@ -150,7 +150,7 @@ export function quoteLiteral(value: string): string {
 export function describePgError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const e = error as Error & { code?: string; column?: string; table?: string };
-  const first = e.message.split('\n')[0] ?? '';
+  const first = oneLine(e);
   const where = e.column ? ` (column "${e.column}")` : '';
   const code = e.code && /^[0-9A-Z]{5}$/.test(e.code) ? `, SQLSTATE ${e.code}` : e.code ? ` (${e.code})` : '';
   return `${first}${where}${code}`;

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import { oneLine } from '../util/one-line.js';
 import { OutboundAddressDeniedError, type OutboundPolicy } from './outbound-policy.js';
 
 // JSON over HTTPS to an address a user configured, under the outbound policy:
@@ -129,6 +130,6 @@ function networkError(url: URL, err: Error & { code?: string }): OutboundRequest
       ? `${url.hostname} does not resolve`
       : err.code === 'ECONNREFUSED'
         ? `${url.host} refused the connection`
-        : `Could not reach ${url.host}: ${err.message.split('\n')[0]}`;
+        : `Could not reach ${url.host}: ${oneLine(err)}`;
   return new OutboundRequestError('network', what.endsWith(code) ? what : `${what}${code}`);
 }

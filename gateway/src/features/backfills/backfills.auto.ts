@@ -1,10 +1,10 @@
 import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
-import { changeStreamTopic, type ConnectorResource, type DataModelResource } from '@sluice/shared';
+import { changeStreamTopic, oneLine, type ConnectorResource, type DataModelResource } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
+import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
 import { backfillModeOf, planSubscriptionSnapshot, snapshotSourceTypes } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
-import { oneLine } from './backfills.runner.js';
 import { startRun } from './backfills.service.js';
 
 // Automatic re-snapshots (docs/data-plane.md "Backfills"). A new
@@ -54,14 +54,8 @@ export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecis
   if (!row.enabled || !row.datamodel_enabled || row.source_state !== 'live' || row.target_state !== 'live')
     return { action: 'wait' };
   if (start === undefined) {
-    const source = {
-      metadata: { name: row.source_id },
-      spec: row.source_spec,
-    } as unknown as ConnectorResource;
-    const dm = {
-      metadata: { name: row.datamodel_id },
-      spec: row.datamodel_spec,
-    } as unknown as DataModelResource;
+    const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
+    const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
     return { action: 'probe', topic: changeStreamTopic(source, dm) };
   }
   if (start === 'snapshot')

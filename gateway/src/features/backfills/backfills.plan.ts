@@ -12,6 +12,7 @@ import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { HttpError, unprocessable, type ValidationIssue } from '../../http/errors.js';
+import { resourceOf } from '../../mirror/projections.js';
 import { describeSourceFailure } from './backfills.connections.js';
 import { backfillTargetTypes, openSourceDatabase, openStreamClient } from './backfills.connections.js';
 import * as repo from './backfills.repository.js';
@@ -59,8 +60,8 @@ interface Pair {
 }
 
 const toPair = (s: SubscriptionRow, dm: DatamodelRow, source: ConnectorRow): Pair => ({
-  source: { metadata: { name: source.id }, spec: source.spec } as unknown as ConnectorResource,
-  datamodel: { metadata: { name: dm.id }, spec: dm.spec } as unknown as DataModelResource,
+  source: resourceOf<ConnectorResource>(source.id, source.spec),
+  datamodel: resourceOf<DataModelResource>(dm.id, dm.spec),
   subscriptionId: s.id,
   targetId: s.target_connector_id,
   targetTable: (s.spec as SubscriptionSpec).targetTableName,

@@ -17,6 +17,7 @@ import {
   type StreamRange,
   type WorkerContext,
 } from '@sluice/operator';
+import { oneLine } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { Ticker } from '../../ticker.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
@@ -58,10 +59,6 @@ export function runnerOptions(env: NodeJS.ProcessEnv = process.env): BackfillRun
 }
 
 type Outcome = 'done' | 'cancelled' | 'lost';
-
-/** A message for the run's `error`: one line, bounded; never a stack. */
-export const oneLine = (e: unknown) =>
-  (e instanceof Error ? e.message : String(e)).split('\n')[0]!.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 export class BackfillRunner {
   readonly runner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;

@@ -3,6 +3,7 @@ import {
   sourceWorkerConfig,
   targetWorkerConfig,
   workerSecretEnv,
+  type ClusterObject,
   type ConnectorResource,
   type DataModelResource,
   type SubscriptionResource,
@@ -11,12 +12,13 @@ import {
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
+import { resourceOf } from '../../mirror/projections.js';
 import { loadDirected } from './connectors.service.js';
 
 // The mirror keeps each object's spec; the worker configuration is built from
 // those copies, the way the operator builds it from the cluster's.
 
-async function specs<T>(
+async function specs<T extends ClusterObject>(
   ctx: GatewayContext,
   table: 'mirror_datamodels' | 'mirror_subscriptions' | 'mirror_connectors',
   column: string,
@@ -30,7 +32,7 @@ async function specs<T>(
     .where('deleting', '=', false)
     .orderBy('created_at')
     .execute();
-  return rows.map((r) => ({ metadata: { name: r.id }, spec: r.spec }) as unknown as T);
+  return rows.map((r) => resourceOf<T>(r.id, r.spec));
 }
 
 export async function connectorWorkerConfig(

@@ -1,4 +1,4 @@
-import { OutboundAddressDeniedError } from '@sluice/shared';
+import { oneLine, OutboundAddressDeniedError } from '@sluice/shared';
 
 // A failed pre-flight is an answer the user reads: one sentence, from the
 // most specific error of the chain the clients nest (the Kafka client reports
@@ -54,11 +54,6 @@ export function describeNetworkCode(code: string | undefined, where: string): st
   return code ? NETWORK[code]?.(where) : undefined;
 }
 
-/** Strips what could name a secret or be noise: one line, bounded. */
-function clean(text: string): string {
-  return text.split('\n')[0]!.replace(/\s+/g, ' ').trim().slice(0, 300);
-}
-
 /**
  * One sentence for a failure of a Kafka client call against `where`
  * (the bootstrap list): the address policy, the login, TLS, the network.
@@ -73,7 +68,7 @@ export function describeKafkaFailure(error: unknown, where: string): string {
     return `The broker at ${where} refused the SASL login: check the user name, password and mechanism`;
   }
   const tls = messages.find((m) => /certificate|self[- ]signed|TLS|SSL|handshake/i.test(m));
-  if (tls) return `The TLS connection to ${where} failed: ${clean(tls)}`;
+  if (tls) return `The TLS connection to ${where} failed: ${oneLine(tls)}`;
   for (const e of errors) {
     const code = typeof e.code === 'string' ? e.code : '';
     const say = NETWORK[code];
@@ -82,10 +77,10 @@ export function describeKafkaFailure(error: unknown, where: string): string {
   const timeout = messages.find((m) => /timed? ?out/i.test(m));
   if (timeout) return `No answer from ${where} within the time limit`;
   const unknownTopic = messages.find((m) => /unknown topic/i.test(m));
-  if (unknownTopic) return clean(unknownTopic);
+  if (unknownTopic) return oneLine(unknownTopic);
   // The deepest message is the most specific one.
   const last = [...messages].reverse().find((m) => m.trim().length > 0);
-  return last ? `Kafka at ${where}: ${clean(last)}` : `Kafka at ${where} could not be reached`;
+  return last ? `Kafka at ${where}: ${oneLine(last)}` : `Kafka at ${where} could not be reached`;
 }
 
 /** One sentence for a failure of a PostgreSQL connection or query (the server's message and SQLSTATE). */
@@ -98,12 +93,12 @@ export function describePgFailure(error: unknown, where: string): string {
     if (code === '28P01' || code === '28000') {
       return `PostgreSQL at ${where} refused the login: check the user name and password (SQLSTATE ${code})`;
     }
-    if (code === '3D000') return `${clean(String(e.message))} on ${where} (SQLSTATE ${code})`;
+    if (code === '3D000') return `${oneLine(String(e.message))} on ${where} (SQLSTATE ${code})`;
     const say = NETWORK[code];
     if (say) return say(where);
   }
   const first = errors[0];
-  const message = clean(String(first?.message ?? error));
+  const message = oneLine(String(first?.message ?? error));
   if (/timeout|timed out/i.test(message))
     return `No answer from PostgreSQL at ${where} within the time limit`;
   const code =
@@ -121,7 +116,7 @@ export function describeMysqlFailure(error: unknown, engine: string, where: stri
     if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
       return `${engine} at ${where} refused the login: check the user name and password (${code})`;
     }
-    if (code === 'ER_BAD_DB_ERROR') return `${engine} at ${where}: ${clean(String(e.message))} (${code})`;
+    if (code === 'ER_BAD_DB_ERROR') return `${engine} at ${where}: ${oneLine(String(e.message))} (${code})`;
     if (code === 'HANDSHAKE_NO_SSL_SUPPORT') {
       return `${engine} at ${where} offers no TLS, which the SSL mode requires`;
     }
@@ -130,7 +125,7 @@ export function describeMysqlFailure(error: unknown, engine: string, where: stri
     if (say) return say(where);
   }
   const first = errors[0];
-  const message = clean(String(first?.message ?? error));
+  const message = oneLine(String(first?.message ?? error));
   if (/certificate|self[- ]signed|TLS|SSL/i.test(message)) {
     return `The TLS connection to ${engine} at ${where} failed: ${message}`;
   }

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
 import { describeNetworkCode, PreflightFailure } from './preflight.errors.js';
 
 // check-credentials of a WEBHOOK_TARGET (spec 4.5). It must not deliver
@@ -103,15 +103,9 @@ export function checkWebhook(
       const said = describeNetworkCode(e.code, where);
       if (said) return reject(new PreflightFailure(said));
       if (/certificate|self[- ]signed|SSL|TLS/i.test(e.message)) {
-        return reject(
-          new PreflightFailure(`The TLS connection to ${where} failed: ${e.message.split('\n')[0]}`),
-        );
+        return reject(new PreflightFailure(`The TLS connection to ${where} failed: ${oneLine(e)}`));
       }
-      reject(
-        new PreflightFailure(
-          `The webhook at ${where} could not be reached (${e.code ?? e.message.split('\n')[0]})`,
-        ),
-      );
+      reject(new PreflightFailure(`The webhook at ${where} could not be reached (${e.code ?? oneLine(e)})`));
     });
     req.end();
   });

@@ -4,7 +4,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import avro from 'avsc';
-import type { SchemaType } from '@sluice/shared';
+import { oneLine, type SchemaType } from '@sluice/shared';
 
 // Parsing, type detection, validation and identity of a registered
 // definition. Pure functions: no database, no HTTP.
@@ -58,18 +58,12 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The first line of a library's message, bounded: never a stack. */
-const oneLine = (msg: string) => {
-  const line = msg.split('\n')[0]?.trim() ?? '';
-  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
-};
-
 function checkAvro(parsed: unknown): void {
   try {
     // Named types (record, enum, fixed) must have names, as the Avro specification says.
     avro.Type.forSchema(parsed as avro.Schema, { noAnonymousTypes: true });
   } catch (err) {
-    throw new DefinitionError(`Invalid Avro schema: ${oneLine((err as Error).message)}`);
+    throw new DefinitionError(`Invalid Avro schema: ${oneLine(err)}`);
   }
 }
 
@@ -117,7 +111,7 @@ function checkJsonSchema(parsed: unknown): void {
     // Compiling resolves `$ref`s: only references inside the document resolve.
     ajv.compile(parsed as AnySchema);
   } catch (err) {
-    throw new DefinitionError(`Invalid JSON Schema: ${oneLine((err as Error).message)}`);
+    throw new DefinitionError(`Invalid JSON Schema: ${oneLine(err)}`);
   }
 }
 
@@ -127,7 +121,7 @@ export function parseDefinition(text: string, given?: SchemaType): ParsedDefinit
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new DefinitionError(`The schema is not valid JSON: ${oneLine((err as Error).message)}`);
+    throw new DefinitionError(`The schema is not valid JSON: ${oneLine(err)}`);
   }
   const schemaType = given ?? detectSchemaType(parsed);
   if (schemaType === 'AVRO') checkAvro(parsed);
