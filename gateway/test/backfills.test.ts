@@ -529,6 +529,19 @@ for (const kind of databaseKinds()) {
       expect(seen[noFlag]).toBeUndefined();
       expect((await status(src.id)).status).toBe(404);
       expect(await autoDecisionOf(gw.ctx.db, parts)).toBeUndefined();
+      // What a user reads on the subscription meanwhile.
+      const autoOf = async (id: string) => {
+        const res = await gw.http.get(`/api/subscriptions/${id}`).set(t.owner.auth);
+        expect(res.status).toBe(200);
+        return res.body.auto_backfill;
+      };
+      expect(await autoOf(parts)).toEqual({
+        state: 'pending',
+        reason: 'decided once the subscription, its data model and both of its connectors are live',
+        backfill_id: null,
+        decided_at: null,
+      });
+      expect(await autoOf(noFlag)).toBeNull();
 
       for (const id of [src.id, pgTarget.id])
         await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
@@ -564,6 +577,24 @@ for (const kind of databaseKinds()) {
         run_id: done.id,
       });
       expect(await autoDecisionOf(gw.ctx.db, tools)).toMatchObject({ decision: 'skipped', run_id: null });
+      expect(await autoOf(parts)).toEqual({
+        state: 'started',
+        reason: expect.stringMatching(/does not begin with the source's snapshot/),
+        backfill_id: done.id,
+        decided_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
+      const listed = await gw.http.get(`/api/subscriptions/?datamodel_id=${dmOf.tools}`).set(t.owner.auth);
+      expect(listed.body.items).toEqual([
+        expect.objectContaining({
+          id: tools,
+          auto_backfill: {
+            state: 'skipped',
+            reason: "the change stream begins with the source's snapshot",
+            backfill_id: null,
+            decided_at: expect.any(String),
+          },
+        }),
+      ]);
       const logged = (text: string, sub: string) =>
         gw.recorded().logs.some((l) => l.includes(text) && l.includes(sub));
       expect(logged('Re-snapshot started for a new subscription with backfill', parts)).toBe(true);

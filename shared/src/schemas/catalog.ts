@@ -282,6 +282,30 @@ export const SubscribeAll = Type.Object(
 );
 export type SubscribeAll = Static<typeof SubscribeAll>;
 
+/** What the gateway decided about re-snapshotting a new subscription with `backfill` (docs/data-plane.md "Backfills"). */
+export const AutoBackfillRead = Nullable(
+  Type.Object(
+    {
+      state: Literals(['pending', 'started', 'skipped', 'unchecked'] as const),
+      reason: Type.String({ description: 'Why, in one sentence' }),
+      backfill_id: Nullable(Uuid),
+      decided_at: Nullable(Timestamp),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'The automatic re-snapshot of a subscription with `backfill`; null without `backfill`. ' +
+        '`pending`: decided once the subscription, its data model and both connectors are live. ' +
+        "`started`: the stream no longer began with the source's snapshot, so the snapshot run " +
+        '`backfill_id` (GET /backfills/{id}) was started. `skipped`: none was needed or possible, ' +
+        '`reason` says which. `unchecked`: the gateway will not decide (the feature is off, or the ' +
+        'subscription was not live within SLUICE_AUTO_BACKFILL_MAX_AGE_HOURS of its creation); ' +
+        'POST /backfills/ re-snapshots it by hand.',
+    },
+  ),
+);
+export type AutoBackfillRead = Static<typeof AutoBackfillRead>;
+
 export const SubscriptionRead = Type.Object(
   {
     id: Uuid,
@@ -293,6 +317,7 @@ export const SubscriptionRead = Type.Object(
     mapper_config: MapperConfig,
     consumer_id: Type.String(),
     backfill: Type.Boolean(),
+    auto_backfill: AutoBackfillRead,
     enabled: Type.Boolean(),
     ...errorTableFields,
     created_at: Timestamp,

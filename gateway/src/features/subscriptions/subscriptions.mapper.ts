@@ -1,10 +1,19 @@
-import type { SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
+import type { AutoBackfillRead, SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
 import { redactMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName } from '../../catalog/secrets.js';
-import { toIso } from '../../db/timestamps.js';
+import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import type { SubscriptionRecord } from './subscriptions.repository.js';
 
-export function toSubscriptionRead(row: SubscriptionRecord): SubscriptionRead {
+type AutoColumns =
+  'auto_backfill_decision' | 'auto_backfill_reason' | 'auto_backfill_run_id' | 'auto_backfill_decided_at';
+
+/** A subscription's own columns: what a pipeline's bundle has too. */
+export type SubscriptionFields = Omit<SubscriptionRecord, AutoColumns>;
+
+export function toSubscriptionRead(
+  row: SubscriptionFields,
+  autoBackfill: AutoBackfillRead = null,
+): SubscriptionRead {
   const spec = row.spec as SubscriptionSpec;
   return {
     id: row.id,
@@ -16,11 +25,49 @@ export function toSubscriptionRead(row: SubscriptionRecord): SubscriptionRead {
     mapper_config: redactMapper(spec.mapperConfig ?? [], managedSecretName('subscription', row.id)),
     consumer_id: spec.consumerId,
     backfill: spec.backfill,
+    auto_backfill: autoBackfill,
     enabled: row.enabled,
     error_table_enabled: spec.errorTable?.enabled ?? false,
     error_table_name: spec.errorTable?.name ?? null,
     error_table_target_id: spec.errorTable?.targetConnectorId ?? null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
+  };
+}
+
+/**
+ * The automatic re-snapshot as a user sees it: the recorded decision, or why
+ * there is none yet. `maxAgeMs` is the gateway's bound (0: the feature is off),
+ * the same the backfill runner's tick applies (backfills.auto.ts).
+ */
+export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now: Date): AutoBackfillRead {
+  if (row.auto_backfill_decision) {
+    return {
+      state: row.auto_backfill_decision,
+      reason: row.auto_backfill_reason ?? '',
+      backfill_id: row.auto_backfill_run_id,
+      decided_at: toIsoOrNull(row.auto_backfill_decided_at),
+    };
+  }
+  if (!(row.spec as SubscriptionSpec).backfill) return null;
+  const undecided = { backfill_id: null, decided_at: null };
+  if (maxAgeMs <= 0) {
+    return {
+      state: 'unchecked',
+      reason: 'automatic re-snapshots are turned off on this gateway',
+      ...undecided,
+    };
+  }
+  if (now.getTime() - new Date(row.created_at).getTime() >= maxAgeMs) {
+    return {
+      state: 'unchecked',
+      reason: `the subscription was not live within ${maxAgeMs / 3_600_000} hours of its creation`,
+      ...undecided,
+    };
+  }
+  return {
+    state: 'pending',
+    reason: 'decided once the subscription, its data model and both of its connectors are live',
+    ...undecided,
   };
 }

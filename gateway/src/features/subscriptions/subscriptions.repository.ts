@@ -5,7 +5,12 @@ import { containsPattern, countAllOf, fetchPage, fullCount } from '../../db/pagi
 
 // Reads of subscriptions: SQL on the mirror.
 
-const query = (db: Db) => db.selectFrom('mirror_subscriptions as s').where('s.deleting', '=', false);
+// The automatic re-snapshot's decision (0 or 1 row) rides along with each subscription.
+const query = (db: Db) =>
+  db
+    .selectFrom('mirror_subscriptions as s')
+    .leftJoin('auto_backfills as ab', 'ab.subscription_id', 's.id')
+    .where('s.deleting', '=', false);
 const columns = [
   's.id',
   's.name',
@@ -16,6 +21,10 @@ const columns = [
   's.spec',
   's.created_at',
   's.updated_at',
+  'ab.decision as auto_backfill_decision',
+  'ab.reason as auto_backfill_reason',
+  'ab.run_id as auto_backfill_run_id',
+  'ab.decided_at as auto_backfill_decided_at',
 ] as const;
 
 export type SubscriptionRecord = Awaited<ReturnType<typeof findSubscription>> & object;

@@ -26,7 +26,7 @@ import { conflict, invalid, notFound, unprocessable, type ValidationIssue } from
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { findConnector } from '../connectors/connectors.repository.js';
 import { findDataModel } from '../datamodels/datamodels.repository.js';
-import { toSubscriptionRead } from './subscriptions.mapper.js';
+import { autoBackfillView, toSubscriptionRead } from './subscriptions.mapper.js';
 import * as repo from './subscriptions.repository.js';
 
 type Loc = (string | number)[];
@@ -169,13 +169,22 @@ export async function getSubscription(
   p: Principal,
   id: string,
 ): Promise<SubscriptionRead> {
-  return toSubscriptionRead(await loadSubscription(ctx, p, id));
+  return readOf(ctx, await loadSubscription(ctx, p, id));
 }
+
+const readOf = (ctx: GatewayContext, row: repo.SubscriptionRecord, now = new Date()) =>
+  toSubscriptionRead(row, autoBackfillView(row, ctx.config.backfills.autoMaxAgeMs, now));
 
 export async function listSubscriptions(ctx: GatewayContext, p: Principal, q: SubscriptionListQuery) {
   if (q.team_id) await requireTeam(ctx.db, p, q.team_id, 'member');
   const { rows, total } = await repo.listSubscriptions(ctx.db, p, q, offsetOf(q.page, q.size), q.size);
-  return pageOf(rows.map(toSubscriptionRead), total, q.page, q.size);
+  const now = new Date();
+  return pageOf(
+    rows.map((row) => readOf(ctx, row, now)),
+    total,
+    q.page,
+    q.size,
+  );
 }
 
 export async function createSubscription(ctx: GatewayContext, p: Principal, body: SubscriptionCreate) {

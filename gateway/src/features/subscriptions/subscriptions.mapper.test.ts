@@ -1,0 +1,62 @@
+import { describe, expect, it } from '@jest/globals';
+import { autoBackfillView } from './subscriptions.mapper.js';
+import type { SubscriptionRecord } from './subscriptions.repository.js';
+
+const HOUR = 3_600_000;
+const created = new Date('2026-11-24T08:00:00Z');
+
+const row = (over: Partial<SubscriptionRecord> & { backfill?: boolean }): SubscriptionRecord => ({
+  id: '0d2f53f5-a5f2-4b7e-b9b7-923639a0804b',
+  name: 's',
+  team_id: null,
+  datamodel_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1b',
+  target_connector_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1c',
+  enabled: true,
+  spec: { backfill: over.backfill ?? true },
+  created_at: created,
+  updated_at: created,
+  auto_backfill_decision: null,
+  auto_backfill_reason: null,
+  auto_backfill_run_id: null,
+  auto_backfill_decided_at: null,
+  ...over,
+});
+
+describe('autoBackfillView: what a subscription says of its automatic re-snapshot', () => {
+  const soon = new Date(created.getTime() + HOUR);
+
+  it('is null without backfill, pending until decided', () => {
+    expect(autoBackfillView(row({ backfill: false }), 168 * HOUR, soon)).toBeNull();
+    expect(autoBackfillView(row({}), 168 * HOUR, soon)).toMatchObject({
+      state: 'pending',
+      backfill_id: null,
+    });
+  });
+
+  it('shows a recorded decision, whatever the flag or the age says now', () => {
+    const decided = row({
+      backfill: false,
+      auto_backfill_decision: 'started',
+      auto_backfill_reason: 'the change stream holds no message',
+      auto_backfill_run_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1d',
+      auto_backfill_decided_at: soon,
+    });
+    expect(autoBackfillView(decided, 0, new Date(created.getTime() + 1000 * HOUR))).toEqual({
+      state: 'started',
+      reason: 'the change stream holds no message',
+      backfill_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1d',
+      decided_at: soon.toISOString(),
+    });
+  });
+
+  it('is unchecked when the gateway will never decide: the feature off, or past the age bound', () => {
+    expect(autoBackfillView(row({}), 0, soon)).toMatchObject({
+      state: 'unchecked',
+      reason: 'automatic re-snapshots are turned off on this gateway',
+    });
+    expect(autoBackfillView(row({}), 168 * HOUR, new Date(created.getTime() + 168 * HOUR))).toMatchObject({
+      state: 'unchecked',
+      reason: 'the subscription was not live within 168 hours of its creation',
+    });
+  });
+});
