@@ -20,7 +20,7 @@ import {
   type TeamSetup,
 } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
-import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
+import { autoBackfills, TURNED_ON_LATER } from '../src/features/backfills/backfills.auto.js';
 import { autoDecisionOf } from '../src/features/backfills/backfills.repository.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
 
@@ -606,6 +606,36 @@ for (const kind of databaseKinds()) {
       expect(await tick()).not.toHaveProperty(parts);
       expect(await tick()).not.toHaveProperty(tools);
       expect((await status(src.id)).body.id).toBe(done.id);
+
+      // backfill turned on later (PATCH): the consumer keeps its offsets, so the gateway replays the
+      // subscription in its source's mode (a snapshot here), whatever the stream begins with.
+      const late = await subscribeWithBackfill(dmOf.tools!, 'tools_late', false);
+      await gw.ctx.mirror.settled();
+      expect(await tick()).not.toHaveProperty(late);
+      const turnedOn = await gw.http
+        .patch(`/api/subscriptions/${late}`)
+        .set(t.owner.auth)
+        .send({ backfill: true });
+      expect(turnedOn.status).toBe(200);
+      expect(turnedOn.body.auto_backfill).toMatchObject({
+        state: 'pending',
+        reason: expect.stringMatching(/^backfill was turned on after/),
+      });
+      await gw.ctx.mirror.settled();
+      seen = await tick();
+      expect(seen[late]?.decision).toEqual({ action: 'snapshot', reason: TURNED_ON_LATER });
+      const replayed = await ended(src.id);
+      expect(replayed).toMatchObject({ id: seen[late]!.runId, state: 'succeeded', messages_replayed: 12 });
+      expect((await target.client.query('select count(*)::int as n from public.tools_late')).rows).toEqual([
+        { n: 12 },
+      ]);
+      expect(await autoOf(late)).toMatchObject({
+        state: 'started',
+        backfill_id: replayed.id,
+        reason: TURNED_ON_LATER,
+      });
+      expect(logged('Backfill started for a subscription whose backfill was turned on', late)).toBe(true);
+      expect(await tick()).not.toHaveProperty(late);
 
       // A stream that began with the snapshot, whose beginning retention then removed (the broker's
       // DeleteRecords moves the log start as retention does): re-snapshotted too.

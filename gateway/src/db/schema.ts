@@ -277,7 +277,8 @@ export interface BackfillActiveSourcesTable {
 /** Decisions on new subscriptions with `backfill` (migration 0009, features/backfills/backfills.auto.ts). */
 export interface AutoBackfillsTable {
   subscription_id: string;
-  decision: 'skipped' | 'started';
+  /** `requested`: backfill turned on after creation, a replay still to start. */
+  decision: 'skipped' | 'started' | 'requested';
   reason: string;
   run_id: string | null;
   decided_at: DefaultTimestamp;

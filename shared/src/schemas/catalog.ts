@@ -295,7 +295,8 @@ export const AutoBackfillRead = Nullable(
       additionalProperties: false,
       description:
         'The automatic re-snapshot of a subscription with `backfill`; null without `backfill`. ' +
-        '`pending`: decided once the subscription, its data model and both connectors are live. ' +
+        '`pending`: decided once the subscription, its data model and both connectors are live ' +
+        '(for `backfill` turned on after creation: replayed then, in the source mode). ' +
         "`started`: the stream no longer began with the source's snapshot, so the snapshot run " +
         '`backfill_id` (GET /backfills/{id}) was started. `skipped`: none was needed or possible, ' +
         '`reason` says which. `unchecked`: the gateway will not decide (the feature is off, or the ' +

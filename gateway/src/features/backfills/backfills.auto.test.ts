@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decideAutoBackfill, type AutoRow } from './backfills.auto.js';
+import { decideAutoBackfill, TURNED_ON_LATER, type AutoRow } from './backfills.auto.js';
 
 // The pure rule of automatic re-snapshots: when to wait, when to look at the
 // stream, and what its beginning decides.
@@ -18,6 +18,7 @@ const row = (over: Partial<AutoRow> = {}): AutoRow => ({
   target_id: 'tgt-1',
   target_type: 'POSTGRES_TARGET',
   target_state: 'live',
+  recorded: null,
   ...over,
 });
 
@@ -60,9 +61,22 @@ describe('decideAutoBackfill', () => {
     });
     expect(decideAutoBackfill(row({ source_type: 'MYSQL_SOURCE' }))).toMatchObject({
       action: 'skip',
-      reason: 're-snapshots of MYSQL_SOURCE are not supported by this version',
+      reason: 'backfills of MYSQL_SOURCE are not supported by this version',
     });
     expect(decideAutoBackfill(row({ target_type: 'ORACLE_TARGET' }))).toMatchObject({ action: 'skip' });
     expect(decideAutoBackfill(row({ team_id: null }))).toMatchObject({ action: 'skip' });
+  });
+
+  it('replays a subscription whose backfill was turned on later in its source mode, without a probe, once live', () => {
+    const later = { recorded: 'requested' as const };
+    expect(decideAutoBackfill(row(later))).toEqual({ action: 'snapshot', reason: TURNED_ON_LATER });
+    expect(decideAutoBackfill(row({ ...later, source_type: 'KAFKA_SOURCE' }))).toEqual({
+      action: 'replay',
+      reason: TURNED_ON_LATER,
+    });
+    expect(decideAutoBackfill(row({ ...later, target_state: 'paused' }))).toEqual({ action: 'wait' });
+    expect(decideAutoBackfill(row({ ...later, source_type: 'MYSQL_SOURCE' }))).toMatchObject({
+      action: 'skip',
+    });
   });
 });

@@ -1,9 +1,10 @@
 import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
 import { changeStreamTopic, oneLine, type ConnectorResource, type DataModelResource } from '@sluice/shared';
+import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
-import { backfillModeOf, planSubscriptionSnapshot, snapshotSourceTypes } from './backfills.plan.js';
+import { backfillModeOf, planSubscriptionBackfill, snapshotSourceTypes } from './backfills.plan.js';
 import * as repo from './backfills.repository.js';
 import { startRun } from './backfills.service.js';
 
@@ -23,7 +24,12 @@ export type AutoDecision =
   | { action: 'wait' }
   | { action: 'probe'; topic: string }
   | { action: 'skip'; reason: string }
-  | { action: 'snapshot'; reason: string };
+  | { action: 'snapshot'; reason: string }
+  | { action: 'replay'; reason: string };
+
+/** Why a subscription whose `backfill` was turned on later is replayed. */
+export const TURNED_ON_LATER =
+  "backfill was turned on after the subscription's creation, and its consumer keeps its offsets";
 
 const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
   absent: 'the change stream does not exist although the source is live',
@@ -35,17 +41,20 @@ const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
 
 /**
  * What to do for a subscription still undecided: pure, from its mirror row
- * and, once probed, how its stream begins.
+ * and, once probed, how its stream begins. A subscription whose `backfill`
+ * was turned on later (`requested`) is replayed in its source's mode without
+ * a probe: its consumer is past the stream's beginning, whatever that holds.
  */
 export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecision {
   const mode = backfillModeOf(row.source_type);
-  if (mode === 'stream')
+  const requested = row.recorded === 'requested';
+  if (mode === 'stream' && !requested)
     return {
       action: 'skip',
       reason: `a ${row.source_type}'s retained topic is the stream the subscription reads`,
     };
   if (!mode)
-    return { action: 'skip', reason: `re-snapshots of ${row.source_type} are not supported by this version` };
+    return { action: 'skip', reason: `backfills of ${row.source_type} are not supported by this version` };
   if (!row.team_id) return { action: 'skip', reason: 'the subscription belongs to no team' };
   if (!backfillTargetTypes().includes(row.target_type))
     return { action: 'skip', reason: `backfills into ${row.target_type} are not supported by this version` };
@@ -53,6 +62,7 @@ export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecis
   // (The query reads only those; this holds should a row change between the two.)
   if (!row.enabled || !row.datamodel_enabled || row.source_state !== 'live' || row.target_state !== 'live')
     return { action: 'wait' };
+  if (requested) return { action: mode === 'stream' ? 'replay' : 'snapshot', reason: TURNED_ON_LATER };
   if (start === undefined) {
     const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
     const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
@@ -139,8 +149,8 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
     );
     return {};
   }
-  if (decision.action !== 'snapshot') return {};
-  const item = await planSubscriptionSnapshot(ctx, {
+  if (decision.action !== 'snapshot' && decision.action !== 'replay') return {};
+  const item = await planSubscriptionBackfill(ctx, {
     subscriptionId: row.subscription_id,
     datamodelId: row.datamodel_id,
     sourceId: row.source_id,
@@ -157,7 +167,25 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
   if (!runId) return {};
   ctx.log.info(
     { subscription: row.subscription_id, backfill: runId, reason: decision.reason },
-    'Re-snapshot started for a new subscription with backfill',
+    row.recorded === 'requested'
+      ? 'Backfill started for a subscription whose backfill was turned on'
+      : 'Re-snapshot started for a new subscription with backfill',
   );
   return { runId };
+}
+
+/**
+ * The step of a subscription update that turns `backfill` on: its consumer
+ * group keeps its offsets, so the flag alone would replay nothing. The
+ * request is recorded (`requested`) and the runner's tick replays the
+ * subscription once it is live, as a new one's re-snapshot.
+ */
+export function replayRequestStep(ctx: GatewayContext, subscriptionId: string): Step {
+  let before: Awaited<ReturnType<typeof repo.requestReplay>>;
+  return {
+    run: async () => {
+      before = await repo.requestReplay(ctx.db, subscriptionId, TURNED_ON_LATER);
+    },
+    undo: () => repo.restoreDecision(ctx.db, subscriptionId, before),
+  };
 }

@@ -165,11 +165,12 @@ export async function planBackfill(
 }
 
 /**
- * The one item re-snapshotting an enabled subscription, for a run the gateway
- * starts itself (backfills.auto.ts: no caller, so no team to check); null
- * when the subscription, its data model or its source is gone or disabled.
+ * The one item backfilling an enabled subscription in its source's mode, for
+ * a run the gateway starts itself (backfills.auto.ts: no caller, so no team
+ * to check); null when the subscription, its data model or its source is gone
+ * or disabled, or the source cannot be backfilled.
  */
-export async function planSubscriptionSnapshot(
+export async function planSubscriptionBackfill(
   ctx: GatewayContext,
   ref: { subscriptionId: string; datamodelId: string; sourceId: string; targetId: string },
 ): Promise<PlannedItem | null> {
@@ -179,7 +180,7 @@ export async function planSubscriptionSnapshot(
     repo.subscriptionsOf(ctx.db, [ref.datamodelId], [ref.targetId]),
   ]);
   const sub = subs.find((s) => s.id === ref.subscriptionId);
-  if (!dm?.enabled || !source || !sub || MODES[source.connector_type] !== 'snapshot') return null;
+  if (!dm?.enabled || !source || !sub || !MODES[source.connector_type]) return null;
   const [item] = await measurePairs(ctx, [toPair(sub, dm, source)]);
   return item ?? null;
 }

@@ -1,7 +1,12 @@
-import { sql, type Insertable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { ACTIVE_BACKFILL_STATES, type BackfillState } from '@sluice/shared';
 import type { Db } from '../../db/database.js';
-import type { BackfillItemRow, BackfillRunRow, BackfillItemsTable } from '../../db/schema.js';
+import type {
+  AutoBackfillsTable,
+  BackfillItemRow,
+  BackfillRunRow,
+  BackfillItemsTable,
+} from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
 // Backfill runs and items (migration 0008): all SQL of the feature. Progress
@@ -106,18 +111,42 @@ export async function insertRun(
         .insertInto('backfill_items')
         .values(items.map((item, position) => ({ ...item, run_id: id, position, error: null })))
         .execute();
-      if (decided)
-        await trx
-          .insertInto('auto_backfills')
-          .values({ ...decided, decision: 'started', run_id: id })
-          .execute();
+      if (decided) {
+        const row = { ...decided, decision: 'started' as const, run_id: id };
+        const wrote = await decide(trx, row).returning('subscription_id').executeTakeFirst();
+        if (!wrote) throw new DecidedElsewhere();
+      }
       return id;
     });
   } catch (e) {
-    if (isUniqueViolation(e)) return null;
+    if (isUniqueViolation(e) || e instanceof DecidedElsewhere) return null;
     throw e;
   }
 }
+
+/** Rolls back a run whose subscription another replica decided in the meantime. */
+class DecidedElsewhere extends Error {}
+
+/**
+ * Records a decision: over nothing, or over a `requested` row (backfill
+ * turned on later, below); a decision already taken is kept, and the
+ * statement then writes no row.
+ */
+const decide = (db: Db, row: Insertable<AutoBackfillsTable>) =>
+  db
+    .insertInto('auto_backfills')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .column('subscription_id')
+        .doUpdateSet({
+          decision: row.decision,
+          reason: row.reason,
+          run_id: row.run_id,
+          decided_at: sql`now()`,
+        })
+        .where('auto_backfills.decision', '=', 'requested'),
+    );
 
 export function findRun(db: Db, id: string): Promise<BackfillRunRow | undefined> {
   return db.selectFrom('backfill_runs').selectAll().where('id', '=', id).executeTakeFirst();
@@ -306,59 +335,105 @@ export function undecidedBackfillSubscriptions(
   db: Db,
   o: { maxAgeMs: number; snapshotSourceTypes: readonly string[]; limit: number },
 ) {
-  return db
-    .selectFrom('mirror_subscriptions as s')
-    .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
-    .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
-    .innerJoin('mirror_connectors as tgt', 'tgt.id', 's.target_connector_id')
-    .leftJoin('auto_backfills as a', 'a.subscription_id', 's.id')
-    .select([
-      's.id as subscription_id',
-      's.team_id',
-      's.enabled',
-      'd.id as datamodel_id',
-      'd.enabled as datamodel_enabled',
-      'd.spec as datamodel_spec',
-      'src.id as source_id',
-      'src.connector_type as source_type',
-      'src.state as source_state',
-      'src.spec as source_spec',
-      'tgt.id as target_id',
-      'tgt.connector_type as target_type',
-      'tgt.state as target_state',
-    ])
-    .where('a.subscription_id', 'is', null)
-    .where('s.deleting', '=', false)
-    .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
-    .where('s.created_at', '>', sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`)
-    .where('d.deleting', '=', false)
-    .where('src.deleting', '=', false)
-    .where('tgt.deleting', '=', false)
-    .where((eb) =>
-      eb.or([
-        ...(o.snapshotSourceTypes.length > 0
-          ? [eb('src.connector_type', 'not in', [...o.snapshotSourceTypes])]
-          : []),
-        eb.and([
-          eb('s.enabled', '=', true),
-          eb('d.enabled', '=', true),
-          eb('src.state', '=', 'live'),
-          eb('tgt.state', '=', 'live'),
+  return (
+    db
+      .selectFrom('mirror_subscriptions as s')
+      .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
+      .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
+      .innerJoin('mirror_connectors as tgt', 'tgt.id', 's.target_connector_id')
+      .leftJoin('auto_backfills as a', 'a.subscription_id', 's.id')
+      .select([
+        's.id as subscription_id',
+        's.team_id',
+        's.enabled',
+        'd.id as datamodel_id',
+        'd.enabled as datamodel_enabled',
+        'd.spec as datamodel_spec',
+        'src.id as source_id',
+        'src.connector_type as source_type',
+        'src.state as source_state',
+        'src.spec as source_spec',
+        'tgt.id as target_id',
+        'tgt.connector_type as target_type',
+        'tgt.state as target_state',
+      ])
+      .select('a.decision as recorded')
+      .where('s.deleting', '=', false)
+      .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
+      // New (no row yet), or backfill turned on later (`requested`), within the age bound of either.
+      .where((eb) => {
+        const since = sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`;
+        return eb.or([
+          eb.and([eb('a.subscription_id', 'is', null), eb('s.created_at', '>', since)]),
+          eb.and([eb('a.decision', '=', 'requested'), eb('a.decided_at', '>', since)]),
+        ]);
+      })
+      .where('d.deleting', '=', false)
+      .where('src.deleting', '=', false)
+      .where('tgt.deleting', '=', false)
+      .where((eb) =>
+        eb.or([
+          // Skipped at once (nothing to wait for), unless it is a request to replay.
+          ...(o.snapshotSourceTypes.length > 0
+            ? [
+                eb.and([
+                  eb('a.subscription_id', 'is', null),
+                  eb('src.connector_type', 'not in', [...o.snapshotSourceTypes]),
+                ]),
+              ]
+            : []),
+          eb.and([
+            eb('s.enabled', '=', true),
+            eb('d.enabled', '=', true),
+            eb('src.state', '=', 'live'),
+            eb('tgt.state', '=', 'live'),
+          ]),
         ]),
-      ]),
-    )
-    .orderBy('s.created_at')
-    .limit(o.limit)
-    .execute();
+      )
+      .orderBy('s.created_at')
+      .limit(o.limit)
+      .execute()
+  );
 }
 
 /** Records that a subscription needs no automatic run (another replica may have decided first: kept). */
 export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<void> {
-  await db
-    .insertInto('auto_backfills')
-    .values({ subscription_id: subscriptionId, decision: 'skipped', reason, run_id: null })
-    .onConflict((oc) => oc.column('subscription_id').doNothing())
-    .execute();
+  await decide(db, { subscription_id: subscriptionId, decision: 'skipped', reason, run_id: null }).execute();
+}
+
+/**
+ * Asks for a replay of a subscription whose `backfill` was turned on after its
+ * creation (its consumer group keeps its offsets, so the flag alone replays
+ * nothing); the backfill runner's tick starts it. Returns the row it replaced,
+ * for the undo of a failed multi-step write.
+ */
+export async function requestReplay(db: Db, subscriptionId: string, reason: string) {
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('auto_backfills')
+      .selectAll()
+      .where('subscription_id', '=', subscriptionId)
+      .forUpdate()
+      .executeTakeFirst();
+    await trx.deleteFrom('auto_backfills').where('subscription_id', '=', subscriptionId).execute();
+    await trx
+      .insertInto('auto_backfills')
+      .values({ subscription_id: subscriptionId, decision: 'requested', reason, run_id: null })
+      .execute();
+    return before;
+  });
+}
+
+/** Puts back what `requestReplay` replaced (nothing: no row). */
+export async function restoreDecision(
+  db: Db,
+  subscriptionId: string,
+  before: Selectable<AutoBackfillsTable> | undefined,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('auto_backfills').where('subscription_id', '=', subscriptionId).execute();
+    if (before) await trx.insertInto('auto_backfills').values(before).execute();
+  });
 }
 
 /** The decision taken for a subscription, if any. */

@@ -49,6 +49,27 @@ describe('autoBackfillView: what a subscription says of its automatic re-snapsho
     });
   });
 
+  it('is pending when backfill was turned on later, counted from the request, and null once turned off again', () => {
+    const asked = new Date(created.getTime() + 200 * HOUR);
+    const requested = row({
+      auto_backfill_decision: 'requested',
+      auto_backfill_reason: 'backfill was turned on after creation',
+      auto_backfill_decided_at: asked,
+    });
+    expect(autoBackfillView(requested, 168 * HOUR, new Date(asked.getTime() + HOUR))).toEqual({
+      state: 'pending',
+      reason:
+        'backfill was turned on after creation: replayed once the subscription, its data model and both of its connectors are live',
+      backfill_id: null,
+      decided_at: null,
+    });
+    expect(autoBackfillView(requested, 168 * HOUR, new Date(asked.getTime() + 168 * HOUR))).toMatchObject({
+      state: 'unchecked',
+      reason: 'the subscription was not live within 168 hours of backfill being turned on',
+    });
+    expect(autoBackfillView({ ...requested, spec: { backfill: false } }, 168 * HOUR, asked)).toBeNull();
+  });
+
   it('is unchecked when the gateway will never decide: the feature off, or past the age bound', () => {
     expect(autoBackfillView(row({}), 0, soon)).toMatchObject({
       state: 'unchecked',

@@ -41,15 +41,19 @@ export function toSubscriptionRead(
  * the same the backfill runner's tick applies (backfills.auto.ts).
  */
 export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now: Date): AutoBackfillRead {
-  if (row.auto_backfill_decision) {
+  const decision = row.auto_backfill_decision;
+  if (decision === 'started' || decision === 'skipped') {
     return {
-      state: row.auto_backfill_decision,
+      state: decision,
       reason: row.auto_backfill_reason ?? '',
       backfill_id: row.auto_backfill_run_id,
       decided_at: toIsoOrNull(row.auto_backfill_decided_at),
     };
   }
   if (!(row.spec as SubscriptionSpec).backfill) return null;
+  // Undecided: new, or `backfill` turned on later (`requested`, counted from the request).
+  const requested = decision === 'requested';
+  const since = requested && row.auto_backfill_decided_at ? row.auto_backfill_decided_at : row.created_at;
   const undecided = { backfill_id: null, decided_at: null };
   if (maxAgeMs <= 0) {
     return {
@@ -58,16 +62,18 @@ export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now:
       ...undecided,
     };
   }
-  if (now.getTime() - new Date(row.created_at).getTime() >= maxAgeMs) {
+  if (now.getTime() - new Date(since).getTime() >= maxAgeMs) {
+    const from = requested ? 'backfill being turned on' : 'its creation';
     return {
       state: 'unchecked',
-      reason: `the subscription was not live within ${maxAgeMs / 3_600_000} hours of its creation`,
+      reason: `the subscription was not live within ${maxAgeMs / 3_600_000} hours of ${from}`,
       ...undecided,
     };
   }
+  const when = 'once the subscription, its data model and both of its connectors are live';
   return {
     state: 'pending',
-    reason: 'decided once the subscription, its data model and both of its connectors are live',
+    reason: requested ? `${row.auto_backfill_reason ?? ''}: replayed ${when}` : `decided ${when}`,
     ...undecided,
   };
 }
