@@ -672,6 +672,45 @@ for (const kind of databaseKinds()) {
         { n: 7 },
       ]);
     }, 90_000);
+
+    it("a Kafka source's subscription whose backfill is turned on later gets its retained topic replayed once live", async () => {
+      const late = await subscribe(source.datamodel_ids[0]!, pgTarget.id, 'orders_late');
+      for (const id of [source.id, pgTarget.id])
+        await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
+      await gw.ctx.mirror.settled();
+      const tick = async () =>
+        Object.fromEntries((await autoBackfills(gw.ctx, 3_600_000)).map((o) => [o.subscriptionId, o]));
+      expect(await tick()).not.toHaveProperty(late);
+      const turnedOn = await gw.http
+        .patch(`/api/subscriptions/${late}`)
+        .set(t.owner.auth)
+        .send({ backfill: true });
+      expect(turnedOn.status).toBe(200);
+      expect(turnedOn.body.auto_backfill).toMatchObject({ state: 'pending', backfill_id: null });
+      await gw.ctx.mirror.settled();
+      const seen = await tick();
+      expect(seen[late]?.decision).toEqual({ action: 'replay', reason: TURNED_ON_LATER });
+      const done = await ended(source.id);
+      expect(done).toMatchObject({
+        id: seen[late]!.runId,
+        state: 'succeeded',
+        created_by: null,
+        messages_replayed: N,
+        items: [expect.objectContaining({ subscription_id: late, mode: 'stream' })],
+      });
+      expect(await targetRows('orders_late')).toHaveLength(N);
+      // Turned off and on again: asked again, and replayed again (upserts: still N rows).
+      for (const backfill of [false, true]) {
+        const res = await gw.http.patch(`/api/subscriptions/${late}`).set(t.owner.auth).send({ backfill });
+        expect(res.status).toBe(200);
+      }
+      await gw.ctx.mirror.settled();
+      const again = (await tick())[late];
+      expect(again?.runId).toEqual(expect.any(String));
+      expect(again?.runId).not.toBe(done.id);
+      expect((await ended(source.id)).state).toBe('succeeded');
+      expect(await targetRows('orders_late')).toHaveLength(N);
+    }, 90_000);
   });
 }
 
