@@ -262,6 +262,17 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
       subscription_backfill: true,
       version: 3,
     });
+    // Turned on after creation: its subscription's past is replayed once the pipeline is live.
+    const { subscription_id } = await gw.ctx.db
+      .selectFrom('mirror_pipelines')
+      .select('subscription_id')
+      .where('id', '=', p.id)
+      .executeTakeFirstOrThrow();
+    const subscription = await gw.http.get(`/api/subscriptions/${subscription_id}`).set(t.owner.auth);
+    expect(subscription.body.auto_backfill).toMatchObject({
+      state: 'pending',
+      reason: expect.stringMatching(/^backfill was turned on after the subscription's creation/),
+    });
     // Switch the target to an existing connector: the pipeline's own target goes away.
     const other = await createConnector(
       gw,
