@@ -145,6 +145,12 @@ for (const kind of databaseKinds()) {
     const post = (path: string, body?: object) => gw.http.post(path).set(t.owner.auth).send(body);
     const status = (sourceId: string) =>
       gw.http.get(`/api/backfills/status?source_connector_id=${sourceId}`).set(t.owner.auth);
+    /** The subscription's automatic re-snapshot, as GET /subscriptions/{id} shows it. */
+    const autoOf = async (id: string) => {
+      const res = await gw.http.get(`/api/subscriptions/${id}`).set(t.owner.auth);
+      expect(res.status).toBe(200);
+      return res.body.auto_backfill;
+    };
     const ended = (sourceId: string) =>
       eventually(
         async () => (await status(sourceId)).body as { state: string; [k: string]: unknown },
@@ -530,11 +536,6 @@ for (const kind of databaseKinds()) {
       expect((await status(src.id)).status).toBe(404);
       expect(await autoDecisionOf(gw.ctx.db, parts)).toBeUndefined();
       // What a user reads on the subscription meanwhile.
-      const autoOf = async (id: string) => {
-        const res = await gw.http.get(`/api/subscriptions/${id}`).set(t.owner.auth);
-        expect(res.status).toBe(200);
-        return res.body.auto_backfill;
-      };
       expect(await autoOf(parts)).toEqual({
         state: 'pending',
         reason: 'decided once the subscription, its data model and both of its connectors are live',
@@ -699,12 +700,17 @@ for (const kind of databaseKinds()) {
         items: [expect.objectContaining({ subscription_id: late, mode: 'stream' })],
       });
       expect(await targetRows('orders_late')).toHaveLength(N);
-      // Turned off and on again: asked again, and replayed again (upserts: still N rows).
+      // Turned off and on again with kubectl (a GitOps commit each): the mirror sees the switch,
+      // so the gateway replays again (upserts: still N rows).
       for (const backfill of [false, true]) {
-        const res = await gw.http.patch(`/api/subscriptions/${late}`).set(t.owner.auth).send({ backfill });
-        expect(res.status).toBe(200);
+        await gw.ctx.cluster.patch('Subscription', gw.ctx.config.namespace, late, { spec: { backfill } });
+        await eventually(
+          async () => (await gw.http.get(`/api/subscriptions/${late}`).set(t.owner.auth)).body,
+          (b) => b.backfill === backfill,
+          10_000,
+        );
       }
-      await gw.ctx.mirror.settled();
+      expect(await autoOf(late)).toMatchObject({ state: 'pending' });
       const again = (await tick())[late];
       expect(again?.runId).toEqual(expect.any(String));
       expect(again?.runId).not.toBe(done.id);

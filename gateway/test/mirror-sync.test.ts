@@ -265,6 +265,41 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
   });
 
   describe('version guard', () => {
+    it("notes when a subscription's backfill is switched on after its creation, not when it is born with it", async () => {
+      const bornOn = newObject('Subscription', 'born-on');
+      (bornOn.spec as { backfill: boolean }).backfill = true;
+      const on = await gw.ctx.cluster.create(bornOn);
+      const off = await createOutside('Subscription', 'born-off');
+      const id = off.metadata.name;
+      await sync.settled();
+      const switchedAt = async () =>
+        (
+          await gw.ctx.db
+            .selectFrom('mirror_subscriptions')
+            .select('backfill_on_at')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).backfill_on_at;
+      expect((await row('Subscription', on.metadata.name)) as unknown).toMatchObject({
+        backfill_on_at: null,
+      });
+      expect(await switchedAt()).toBeNull();
+      const patch = async (spec: object) => {
+        await gw.ctx.cluster.patch('Subscription', ns, id, { spec });
+        await sync.settled();
+      };
+      await patch({ backfill: true });
+      const first = await switchedAt();
+      expect(first).toBeInstanceOf(Date);
+      // Another change that leaves it on keeps the time; off and on again moves it.
+      await patch({ targetTableName: 'orders_v2' });
+      expect(await switchedAt()).toEqual(first);
+      await patch({ backfill: false });
+      expect(await switchedAt()).toEqual(first);
+      await patch({ backfill: true });
+      expect((await switchedAt())!.getTime()).toBeGreaterThan(first!.getTime());
+    });
+
     it('keeps the newer row when an older version arrives late', async () => {
       const v1 = await gw.ctx.catalog.create(newObject('Connector', 'v1'));
       const id = v1.metadata.name;

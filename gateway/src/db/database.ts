@@ -12,6 +12,7 @@ import * as warehouseTasks from './migrations/2026-11-23-0006-warehouse-tasks.js
 import * as mirrorNamespaces from './migrations/2026-11-23-0007-mirror-namespaces.js';
 import * as backfills from './migrations/2026-11-23-0008-backfills.js';
 import * as autoBackfills from './migrations/2026-11-24-0009-auto-backfills.js';
+import * as backfillTurnedOn from './migrations/2026-11-24-0010-backfill-turned-on.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-0007-mirror-namespaces': mirrorNamespaces,
   '2026-11-23-0008-backfills': backfills,
   '2026-11-24-0009-auto-backfills': autoBackfills,
+  '2026-11-24-0010-backfill-turned-on': backfillTurnedOn,
 };
 
 /**

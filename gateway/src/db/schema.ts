@@ -182,6 +182,8 @@ export interface MirrorSubscriptionsTable extends MirrorCommon {
   datamodel_id: string;
   target_connector_id: string;
   enabled: boolean;
+  /** When `backfill` last went from off to on after creation (migration 0010; the mirror writes it). */
+  backfill_on_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 export interface MirrorPipelinesTable extends MirrorCommon {
   state: string;
@@ -277,8 +279,7 @@ export interface BackfillActiveSourcesTable {
 /** Decisions on new subscriptions with `backfill` (migration 0009, features/backfills/backfills.auto.ts). */
 export interface AutoBackfillsTable {
   subscription_id: string;
-  /** `requested`: backfill turned on after creation, a replay still to start. */
-  decision: 'skipped' | 'started' | 'requested';
+  decision: 'skipped' | 'started';
   reason: string;
   run_id: string | null;
   decided_at: DefaultTimestamp;

@@ -36,6 +36,14 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
   // updated_at moves with spec changes (generation), not with status reports.
   updates.updated_at = sql`case when ${col('deleted')} or ${col('generation')} <> excluded.generation
     then excluded.updated_at else ${col('updated_at')} end`;
+  if (table === MIRROR_TABLES.Subscription) {
+    // `backfill` switched on after creation, by the API or kubectl: the gateway
+    // replays the subscription (features/backfills/backfills.auto.ts). The
+    // database's clock, as the decisions compared with it (auto_backfills).
+    updates.backfill_on_at = sql`case when ${col('deleted')} then null
+      when (excluded.spec->>'backfill')::boolean is true and (${col('spec')}->>'backfill')::boolean is not true
+      then now() else ${col('backfill_on_at')} end`;
+  }
   const [result] = await untyped(db)
     .insertInto(table)
     .values(values)

@@ -18,7 +18,7 @@ const row = (over: Partial<AutoRow> = {}): AutoRow => ({
   target_id: 'tgt-1',
   target_type: 'POSTGRES_TARGET',
   target_state: 'live',
-  recorded: null,
+  turned_on_later: false,
   ...over,
 });
 
@@ -68,7 +68,7 @@ describe('decideAutoBackfill', () => {
   });
 
   it('replays a subscription whose backfill was turned on later in its source mode, without a probe, once live', () => {
-    const later = { recorded: 'requested' as const };
+    const later = { turned_on_later: true };
     expect(decideAutoBackfill(row(later))).toEqual({ action: 'snapshot', reason: TURNED_ON_LATER });
     expect(decideAutoBackfill(row({ ...later, source_type: 'KAFKA_SOURCE' }))).toEqual({
       action: 'replay',

@@ -1,6 +1,5 @@
 import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
 import { changeStreamTopic, oneLine, type ConnectorResource, type DataModelResource } from '@sluice/shared';
-import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
@@ -42,13 +41,13 @@ const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
 /**
  * What to do for a subscription still undecided: pure, from its mirror row
  * and, once probed, how its stream begins. A subscription whose `backfill`
- * was turned on later (`requested`) is replayed in its source's mode without
+ * was turned on after its creation is replayed in its source's mode without
  * a probe: its consumer is past the stream's beginning, whatever that holds.
  */
 export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecision {
   const mode = backfillModeOf(row.source_type);
-  const requested = row.recorded === 'requested';
-  if (mode === 'stream' && !requested)
+  const later = row.turned_on_later;
+  if (mode === 'stream' && !later)
     return {
       action: 'skip',
       reason: `a ${row.source_type}'s retained topic is the stream the subscription reads`,
@@ -62,7 +61,7 @@ export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecis
   // (The query reads only those; this holds should a row change between the two.)
   if (!row.enabled || !row.datamodel_enabled || row.source_state !== 'live' || row.target_state !== 'live')
     return { action: 'wait' };
-  if (requested) return { action: mode === 'stream' ? 'replay' : 'snapshot', reason: TURNED_ON_LATER };
+  if (later) return { action: mode === 'stream' ? 'replay' : 'snapshot', reason: TURNED_ON_LATER };
   if (start === undefined) {
     const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
     const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
@@ -167,25 +166,9 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
   if (!runId) return {};
   ctx.log.info(
     { subscription: row.subscription_id, backfill: runId, reason: decision.reason },
-    row.recorded === 'requested'
+    row.turned_on_later
       ? 'Backfill started for a subscription whose backfill was turned on'
       : 'Re-snapshot started for a new subscription with backfill',
   );
   return { runId };
-}
-
-/**
- * The step of a subscription update that turns `backfill` on: its consumer
- * group keeps its offsets, so the flag alone would replay nothing. The
- * request is recorded (`requested`) and the runner's tick replays the
- * subscription once it is live, as a new one's re-snapshot.
- */
-export function replayRequestStep(ctx: GatewayContext, subscriptionId: string): Step {
-  let before: Awaited<ReturnType<typeof repo.requestReplay>>;
-  return {
-    run: async () => {
-      before = await repo.requestReplay(ctx.db, subscriptionId, TURNED_ON_LATER);
-    },
-    undo: () => repo.restoreDecision(ctx.db, subscriptionId, before),
-  };
 }

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import { ACTIVE_BACKFILL_STATES, type BackfillState } from '@sluice/shared';
 import type { Db } from '../../db/database.js';
 import type {
@@ -128,9 +128,9 @@ export async function insertRun(
 class DecidedElsewhere extends Error {}
 
 /**
- * Records a decision: over nothing, or over a `requested` row (backfill
- * turned on later, below); a decision already taken is kept, and the
- * statement then writes no row.
+ * Records a decision: over nothing, or over one taken before the
+ * subscription's `backfill` was last turned on (mirror `backfill_on_at`); a
+ * decision taken since is kept, and the statement then writes no row.
  */
 const decide = (db: Db, row: Insertable<AutoBackfillsTable>) =>
   db
@@ -145,7 +145,11 @@ const decide = (db: Db, row: Insertable<AutoBackfillsTable>) =>
           run_id: row.run_id,
           decided_at: sql`now()`,
         })
-        .where('auto_backfills.decision', '=', 'requested'),
+        .where(
+          'auto_backfills.decided_at',
+          '<',
+          sql<Date>`(select backfill_on_at from mirror_subscriptions where id = excluded.subscription_id)`,
+        ),
     );
 
 export function findRun(db: Db, id: string): Promise<BackfillRunRow | undefined> {
@@ -357,15 +361,23 @@ export function undecidedBackfillSubscriptions(
         'tgt.connector_type as target_type',
         'tgt.state as target_state',
       ])
-      .select('a.decision as recorded')
+      .select(sql<boolean>`s.backfill_on_at is not null`.as('turned_on_later'))
       .where('s.deleting', '=', false)
       .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
-      // New (no row yet), or backfill turned on later (`requested`), within the age bound of either.
+      // New (no decision yet), or `backfill` turned on since the last decision; within the age
+      // bound of the creation, or of the switch.
       .where((eb) => {
         const since = sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`;
         return eb.or([
-          eb.and([eb('a.subscription_id', 'is', null), eb('s.created_at', '>', since)]),
-          eb.and([eb('a.decision', '=', 'requested'), eb('a.decided_at', '>', since)]),
+          eb.and([
+            eb('s.backfill_on_at', 'is', null),
+            eb('a.subscription_id', 'is', null),
+            eb('s.created_at', '>', since),
+          ]),
+          eb.and([
+            eb('s.backfill_on_at', '>', since),
+            eb.or([eb('a.subscription_id', 'is', null), eb('a.decided_at', '<', eb.ref('s.backfill_on_at'))]),
+          ]),
         ]);
       })
       .where('d.deleting', '=', false)
@@ -373,11 +385,11 @@ export function undecidedBackfillSubscriptions(
       .where('tgt.deleting', '=', false)
       .where((eb) =>
         eb.or([
-          // Skipped at once (nothing to wait for), unless it is a request to replay.
+          // Skipped at once (nothing to wait for), unless `backfill` was turned on later.
           ...(o.snapshotSourceTypes.length > 0
             ? [
                 eb.and([
-                  eb('a.subscription_id', 'is', null),
+                  eb('s.backfill_on_at', 'is', null),
                   eb('src.connector_type', 'not in', [...o.snapshotSourceTypes]),
                 ]),
               ]
@@ -399,41 +411,6 @@ export function undecidedBackfillSubscriptions(
 /** Records that a subscription needs no automatic run (another replica may have decided first: kept). */
 export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<void> {
   await decide(db, { subscription_id: subscriptionId, decision: 'skipped', reason, run_id: null }).execute();
-}
-
-/**
- * Asks for a replay of a subscription whose `backfill` was turned on after its
- * creation (its consumer group keeps its offsets, so the flag alone replays
- * nothing); the backfill runner's tick starts it. Returns the row it replaced,
- * for the undo of a failed multi-step write.
- */
-export async function requestReplay(db: Db, subscriptionId: string, reason: string) {
-  return db.transaction().execute(async (trx) => {
-    const before = await trx
-      .selectFrom('auto_backfills')
-      .selectAll()
-      .where('subscription_id', '=', subscriptionId)
-      .forUpdate()
-      .executeTakeFirst();
-    await trx.deleteFrom('auto_backfills').where('subscription_id', '=', subscriptionId).execute();
-    await trx
-      .insertInto('auto_backfills')
-      .values({ subscription_id: subscriptionId, decision: 'requested', reason, run_id: null })
-      .execute();
-    return before;
-  });
-}
-
-/** Puts back what `requestReplay` replaced (nothing: no row). */
-export async function restoreDecision(
-  db: Db,
-  subscriptionId: string,
-  before: Selectable<AutoBackfillsTable> | undefined,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('auto_backfills').where('subscription_id', '=', subscriptionId).execute();
-    if (before) await trx.insertInto('auto_backfills').values(before).execute();
-  });
 }
 
 /** The decision taken for a subscription, if any. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { TURNED_ON_LATER } from '../backfills/backfills.auto.js';
 import { autoBackfillView } from './subscriptions.mapper.js';
 import type { SubscriptionRecord } from './subscriptions.repository.js';
 
@@ -15,6 +16,7 @@ const row = (over: Partial<SubscriptionRecord> & { backfill?: boolean }): Subscr
   spec: { backfill: over.backfill ?? true },
   created_at: created,
   updated_at: created,
+  backfill_on_at: null,
   auto_backfill_decision: null,
   auto_backfill_reason: null,
   auto_backfill_run_id: null,
@@ -49,25 +51,38 @@ describe('autoBackfillView: what a subscription says of its automatic re-snapsho
     });
   });
 
-  it('is pending when backfill was turned on later, counted from the request, and null once turned off again', () => {
+  it('is pending again when backfill was turned on after the last decision, counted from the switch', () => {
     const asked = new Date(created.getTime() + 200 * HOUR);
-    const requested = row({
-      auto_backfill_decision: 'requested',
-      auto_backfill_reason: 'backfill was turned on after creation',
-      auto_backfill_decided_at: asked,
-    });
-    expect(autoBackfillView(requested, 168 * HOUR, new Date(asked.getTime() + HOUR))).toEqual({
+    const decidedBefore = {
+      auto_backfill_decision: 'skipped' as const,
+      auto_backfill_reason: "the change stream begins with the source's snapshot",
+      auto_backfill_decided_at: new Date(created.getTime() + HOUR),
+    };
+    const switched = row({ ...decidedBefore, backfill_on_at: asked });
+    expect(autoBackfillView(switched, 168 * HOUR, new Date(asked.getTime() + HOUR))).toEqual({
       state: 'pending',
-      reason:
-        'backfill was turned on after creation: replayed once the subscription, its data model and both of its connectors are live',
+      reason: `${TURNED_ON_LATER}: replayed once the subscription, its data model and both of its connectors are live`,
       backfill_id: null,
       decided_at: null,
     });
-    expect(autoBackfillView(requested, 168 * HOUR, new Date(asked.getTime() + 168 * HOUR))).toMatchObject({
+    expect(autoBackfillView(switched, 168 * HOUR, new Date(asked.getTime() + 168 * HOUR))).toMatchObject({
       state: 'unchecked',
       reason: 'the subscription was not live within 168 hours of backfill being turned on',
     });
-    expect(autoBackfillView({ ...requested, spec: { backfill: false } }, 168 * HOUR, asked)).toBeNull();
+    // Turned off again before anything ran: nothing to show.
+    expect(autoBackfillView({ ...switched, spec: { backfill: false } }, 168 * HOUR, asked)).toBeNull();
+    // Decided after the switch: that decision.
+    const decidedAfter = row({
+      backfill_on_at: asked,
+      auto_backfill_decision: 'started',
+      auto_backfill_reason: TURNED_ON_LATER,
+      auto_backfill_run_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1e',
+      auto_backfill_decided_at: new Date(asked.getTime() + 60_000),
+    });
+    expect(autoBackfillView(decidedAfter, 168 * HOUR, new Date(asked.getTime() + HOUR))).toMatchObject({
+      state: 'started',
+      backfill_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1e',
+    });
   });
 
   it('is unchecked when the gateway will never decide: the feature off, or past the age bound', () => {

@@ -1,11 +1,16 @@
 import type { AutoBackfillRead, SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
+import { TURNED_ON_LATER } from '../backfills/backfills.auto.js';
 import { redactMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import type { SubscriptionRecord } from './subscriptions.repository.js';
 
 type AutoColumns =
-  'auto_backfill_decision' | 'auto_backfill_reason' | 'auto_backfill_run_id' | 'auto_backfill_decided_at';
+  | 'backfill_on_at'
+  | 'auto_backfill_decision'
+  | 'auto_backfill_reason'
+  | 'auto_backfill_run_id'
+  | 'auto_backfill_decided_at';
 
 /** A subscription's own columns: what a pipeline's bundle has too. */
 export type SubscriptionFields = Omit<SubscriptionRecord, AutoColumns>;
@@ -42,18 +47,18 @@ export function toSubscriptionRead(
  */
 export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now: Date): AutoBackfillRead {
   const decision = row.auto_backfill_decision;
-  if (decision === 'started' || decision === 'skipped') {
+  const decidedAt = row.auto_backfill_decided_at;
+  const onAt = row.backfill_on_at;
+  // A decision taken before `backfill` was last turned on is the past's: a new one is due.
+  if (decision && (!onAt || (decidedAt && new Date(decidedAt) >= new Date(onAt)))) {
     return {
       state: decision,
       reason: row.auto_backfill_reason ?? '',
       backfill_id: row.auto_backfill_run_id,
-      decided_at: toIsoOrNull(row.auto_backfill_decided_at),
+      decided_at: toIsoOrNull(decidedAt),
     };
   }
   if (!(row.spec as SubscriptionSpec).backfill) return null;
-  // Undecided: new, or `backfill` turned on later (`requested`, counted from the request).
-  const requested = decision === 'requested';
-  const since = requested && row.auto_backfill_decided_at ? row.auto_backfill_decided_at : row.created_at;
   const undecided = { backfill_id: null, decided_at: null };
   if (maxAgeMs <= 0) {
     return {
@@ -62,8 +67,8 @@ export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now:
       ...undecided,
     };
   }
-  if (now.getTime() - new Date(since).getTime() >= maxAgeMs) {
-    const from = requested ? 'backfill being turned on' : 'its creation';
+  if (now.getTime() - new Date(onAt ?? row.created_at).getTime() >= maxAgeMs) {
+    const from = onAt ? 'backfill being turned on' : 'its creation';
     return {
       state: 'unchecked',
       reason: `the subscription was not live within ${maxAgeMs / 3_600_000} hours of ${from}`,
@@ -73,7 +78,7 @@ export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now:
   const when = 'once the subscription, its data model and both of its connectors are live';
   return {
     state: 'pending',
-    reason: requested ? `${row.auto_backfill_reason ?? ''}: replayed ${when}` : `decided ${when}`,
+    reason: onAt ? `${TURNED_ON_LATER}: replayed ${when}` : `decided ${when}`,
     ...undecided,
   };
 }

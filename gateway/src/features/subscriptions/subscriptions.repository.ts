@@ -21,6 +21,7 @@ const columns = [
   's.spec',
   's.created_at',
   's.updated_at',
+  's.backfill_on_at',
   'ab.decision as auto_backfill_decision',
   'ab.reason as auto_backfill_reason',
   'ab.run_id as auto_backfill_run_id',

@@ -24,7 +24,6 @@ import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, invalid, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { replayRequestStep } from '../backfills/backfills.auto.js';
 import { findConnector } from '../connectors/connectors.repository.js';
 import { findDataModel } from '../datamodels/datamodels.repository.js';
 import { autoBackfillView, toSubscriptionRead } from './subscriptions.mapper.js';
@@ -276,7 +275,6 @@ export async function planSubscriptionUpdate(
     [TARGET_CONNECTOR_LABEL]: spec.targetConnectorId,
   };
   steps.push(replaceStep(ctx, before, { spec, labels }));
-  if (spec.backfill && !before.spec.backfill) steps.push(replayRequestStep(ctx, id));
   return steps;
 }
 
