@@ -13,9 +13,12 @@ import { startRun } from './backfills.service.js';
 // the table's past only while the stream still begins with the source's
 // snapshot; when it does not (retention removed it, or the data model came
 // after the source's first start), the gateway starts a snapshot run of that
-// one subscription by itself, once its source and target are live. Each
-// subscription is decided once, durably (auto_backfills, migration 0009),
-// by whichever replica's scheduler tick gets to it first.
+// one subscription by itself, once its source and target are live. A
+// subscription whose `backfill` is switched on later has a consumer past the
+// stream's beginning: it is replayed in its source's mode (snapshot, or the
+// retained topic of a Kafka source). Each subscription is decided once per
+// switch, durably (auto_backfills, migration 0009; the switch is the mirror's
+// backfill_on_at, 0010), by whichever replica's scheduler tick gets to it first.
 
 export type AutoRow = Awaited<ReturnType<typeof repo.undecidedBackfillSubscriptions>>[number];
 
