@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Admin, type Producer } from '@platformatic/kafka';
+import type { SubscriptionResource } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import {
@@ -151,6 +152,10 @@ for (const kind of databaseKinds()) {
       expect(res.status).toBe(200);
       return res.body.auto_backfill;
     };
+    /** The decision as the Subscription resource's status shows it. */
+    const statusOf = async (id: string) =>
+      (await gw.ctx.cluster.get<SubscriptionResource>('Subscription', gw.ctx.config.namespace, id))?.status
+        ?.autoBackfill;
     const ended = (sourceId: string) =>
       eventually(
         async () => (await status(sourceId)).body as { state: string; [k: string]: unknown },
@@ -578,6 +583,17 @@ for (const kind of databaseKinds()) {
         run_id: done.id,
       });
       expect(await autoDecisionOf(gw.ctx.db, tools)).toMatchObject({ decision: 'skipped', run_id: null });
+      // And on the Subscription resources, for kubectl and Argo CD.
+      expect(await statusOf(parts)).toEqual({
+        state: 'started',
+        reason: expect.stringMatching(/does not begin with the source's snapshot/),
+        backfillId: done.id,
+        decidedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
+      expect(await statusOf(tools)).toMatchObject({
+        state: 'skipped',
+        reason: "the change stream begins with the source's snapshot",
+      });
       expect(await autoOf(parts)).toEqual({
         state: 'started',
         reason: expect.stringMatching(/does not begin with the source's snapshot/),
@@ -636,6 +652,7 @@ for (const kind of databaseKinds()) {
         reason: TURNED_ON_LATER,
       });
       expect(logged('Backfill started for a subscription whose backfill was turned on', late)).toBe(true);
+      expect(await statusOf(late)).toMatchObject({ state: 'started', backfillId: replayed.id });
       expect(await tick()).not.toHaveProperty(late);
 
       // A stream that began with the snapshot, whose beginning retention then removed (the broker's

@@ -224,7 +224,29 @@ export const SubscriptionSpec = Type.Object(
 );
 export type SubscriptionSpec = Static<typeof SubscriptionSpec>;
 export const SubscriptionStatus = Type.Object(
-  { ...statusCommon, monitoring: Type.Optional(Monitoring) },
+  {
+    ...statusCommon,
+    monitoring: Type.Optional(Monitoring),
+    autoBackfill: Type.Optional(
+      Type.Object(
+        {
+          state: Enum(
+            ['started', 'skipped'] as const,
+            'started: a backfill run was started (backfillId); skipped: none was needed or possible (reason)',
+          ),
+          reason: Type.String({ description: 'Why, in one sentence' }),
+          backfillId: Type.Optional(Type.String({ description: 'The run: GET /api/backfills/{id}' })),
+          decidedAt: Type.String({ format: 'date-time' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "The gateway's decision on re-snapshotting this subscription, new with `backfill` or with " +
+            '`backfill` turned on later (docs/data-plane.md "Backfills"); the API shows it as `auto_backfill`',
+        },
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 export type SubscriptionStatus = Static<typeof SubscriptionStatus>;

@@ -6,6 +6,7 @@ import { decideAutoBackfill, TURNED_ON_LATER, type AutoRow } from './backfills.a
 
 const row = (over: Partial<AutoRow> = {}): AutoRow => ({
   subscription_id: 'sub-1',
+  namespace: 'sluice',
   team_id: 'team-1',
   enabled: true,
   datamodel_id: 'dm-1',

@@ -1,5 +1,11 @@
 import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
-import { changeStreamTopic, oneLine, type ConnectorResource, type DataModelResource } from '@sluice/shared';
+import {
+  changeStreamTopic,
+  oneLine,
+  type ConnectorResource,
+  type DataModelResource,
+  type SubscriptionStatus,
+} from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
@@ -144,11 +150,13 @@ export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Prom
 /** Records a skip, or starts the run with its decision (one transaction); nothing for a wait. */
 async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): Promise<{ runId?: string }> {
   if (decision.action === 'skip') {
-    await repo.recordSkipped(ctx.db, row.subscription_id, decision.reason);
+    // False: another replica decided first, and says so itself.
+    if (!(await repo.recordSkipped(ctx.db, row.subscription_id, decision.reason))) return {};
     ctx.log.info(
       { subscription: row.subscription_id, reason: decision.reason },
       'No re-snapshot for a new subscription with backfill',
     );
+    await showOnResource(ctx, row, { state: 'skipped', reason: decision.reason });
     return {};
   }
   if (decision.action !== 'snapshot' && decision.action !== 'replay') return {};
@@ -173,5 +181,27 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
       ? 'Backfill started for a subscription whose backfill was turned on'
       : 'Re-snapshot started for a new subscription with backfill',
   );
+  await showOnResource(ctx, row, { state: 'started', reason: decision.reason, backfillId: runId });
   return { runId };
+}
+
+/**
+ * Writes the decision into the Subscription's status too, for whoever reads
+ * the resource (`kubectl get -o yaml`, Argo CD). The service database holds
+ * the record; a failed status write is logged and not retried.
+ */
+async function showOnResource(
+  ctx: GatewayContext,
+  row: AutoRow,
+  shown: Omit<NonNullable<SubscriptionStatus['autoBackfill']>, 'decidedAt'>,
+): Promise<void> {
+  const autoBackfill = { ...shown, decidedAt: new Date().toISOString() };
+  try {
+    await ctx.cluster.patchStatus('Subscription', row.namespace, row.subscription_id, { autoBackfill });
+  } catch (e) {
+    ctx.log.warn(
+      { subscription: row.subscription_id, reason: oneLine(e) },
+      'Could not write the re-snapshot decision into the Subscription status',
+    );
+  }
 }

@@ -348,6 +348,7 @@ export function undecidedBackfillSubscriptions(
       .leftJoin('auto_backfills as a', 'a.subscription_id', 's.id')
       .select([
         's.id as subscription_id',
+        's.namespace',
         's.team_id',
         's.enabled',
         'd.id as datamodel_id',
@@ -409,8 +410,16 @@ export function undecidedBackfillSubscriptions(
 }
 
 /** Records that a subscription needs no automatic run (another replica may have decided first: kept). */
-export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<void> {
-  await decide(db, { subscription_id: subscriptionId, decision: 'skipped', reason, run_id: null }).execute();
+export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<boolean> {
+  const wrote = await decide(db, {
+    subscription_id: subscriptionId,
+    decision: 'skipped',
+    reason,
+    run_id: null,
+  })
+    .returning('subscription_id')
+    .executeTakeFirst();
+  return wrote !== undefined;
 }
 
 /** The decision taken for a subscription, if any. */
