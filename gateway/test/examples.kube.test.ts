@@ -7,11 +7,13 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   loadAllYaml,
+  PatchStrategy,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { configs, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { TURNED_ON_LATER } from '../src/features/backfills/backfills.auto.js';
 
 // GitOps: the manifests of examples/ applied with a Kubernetes client (as
 // `kubectl apply` does) to a real API server appear in the REST API of a
@@ -81,6 +83,42 @@ describeWithKube('examples/ applied to a real API server', () => {
     });
     const connectors = (await gw.http.get(`/api/connectors/?team_id=${t.teamId}`).set(t.owner.auth)).body;
     expect(connectors.total).toBe(2);
+  });
+
+  it('backfill switched on in the repository (kubectl) shows a pending replay; the status keeps the decision', async () => {
+    const id = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a64'; // the Subscription of kafka-to-kafka-pipeline.yaml
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    const ref = {
+      apiVersion: 'sluice.dev/v1alpha1',
+      kind: 'Subscription',
+      metadata: { name: id, namespace: ns },
+    };
+    await api.patch(
+      { ...ref, spec: { backfill: true } },
+      undefined,
+      undefined,
+      'kubectl',
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+    const read = await until(
+      () => gw.http.get(`/api/subscriptions/${id}`).set(t.owner.auth),
+      (r) => r.body.backfill === true,
+    );
+    expect(read.body.auto_backfill).toMatchObject({
+      state: 'pending',
+      reason: expect.stringMatching(new RegExp(`^${TURNED_ON_LATER}: replayed once`)),
+    });
+    // What the gateway writes once it decided survives the CRD's structural schema (nothing pruned).
+    const autoBackfill = {
+      state: 'started',
+      reason: TURNED_ON_LATER,
+      backfillId: randomUUID(),
+      decidedAt: new Date().toISOString(),
+    };
+    await gw.ctx.cluster.patchStatus('Subscription', ns, id, { autoBackfill });
+    const cr = (await api.read(ref)) as unknown as { status?: { autoBackfill?: unknown } };
+    expect(cr.status?.autoBackfill).toEqual(autoBackfill);
   });
 
   it('a Postgres CDC source with a secret reference shows the reference redacted and its data models', async () => {
