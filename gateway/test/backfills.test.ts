@@ -152,6 +152,15 @@ for (const kind of databaseKinds()) {
       expect(res.status).toBe(200);
       return res.body.auto_backfill;
     };
+    /** One pass of the automatic re-snapshots (age bound one hour), by subscription. */
+    const tick = async () =>
+      Object.fromEntries((await autoBackfills(gw.ctx, 3_600_000)).map((o) => [o.subscriptionId, o]));
+    /** PATCH backfill: true, as a user turns it on after the subscription's creation. */
+    const turnOnBackfill = async (id: string) => {
+      const res = await gw.http.patch(`/api/subscriptions/${id}`).set(t.owner.auth).send({ backfill: true });
+      expect(res.status).toBe(200);
+      return res;
+    };
     /** The decision as the Subscription resource's status shows it. */
     const statusOf = async (id: string) =>
       (await gw.ctx.cluster.get<SubscriptionResource>('Subscription', gw.ctx.config.namespace, id))?.status
@@ -527,11 +536,6 @@ for (const kind of databaseKinds()) {
       const parts = await subscribeWithBackfill(dmOf.parts!, 'parts_copy', true);
       const tools = await subscribeWithBackfill(dmOf.tools!, 'tools_copy', true);
       const noFlag = await subscribeWithBackfill(dmOf.parts!, 'parts_plain', false);
-      const HOUR = 3_600_000;
-      const tick = async () => {
-        const outcomes = await autoBackfills(gw.ctx, HOUR);
-        return Object.fromEntries(outcomes.map((o) => [o.subscriptionId, o]));
-      };
 
       // Neither the source nor the target is live: nothing is decided, nothing written yet.
       let seen = await tick();
@@ -629,11 +633,7 @@ for (const kind of databaseKinds()) {
       const late = await subscribeWithBackfill(dmOf.tools!, 'tools_late', false);
       await gw.ctx.mirror.settled();
       expect(await tick()).not.toHaveProperty(late);
-      const turnedOn = await gw.http
-        .patch(`/api/subscriptions/${late}`)
-        .set(t.owner.auth)
-        .send({ backfill: true });
-      expect(turnedOn.status).toBe(200);
+      const turnedOn = await turnOnBackfill(late);
       expect(turnedOn.body.auto_backfill).toMatchObject({
         state: 'pending',
         reason: expect.stringMatching(/^backfill was turned on after/),
@@ -696,14 +696,8 @@ for (const kind of databaseKinds()) {
       for (const id of [source.id, pgTarget.id])
         await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
       await gw.ctx.mirror.settled();
-      const tick = async () =>
-        Object.fromEntries((await autoBackfills(gw.ctx, 3_600_000)).map((o) => [o.subscriptionId, o]));
       expect(await tick()).not.toHaveProperty(late);
-      const turnedOn = await gw.http
-        .patch(`/api/subscriptions/${late}`)
-        .set(t.owner.auth)
-        .send({ backfill: true });
-      expect(turnedOn.status).toBe(200);
+      const turnedOn = await turnOnBackfill(late);
       expect(turnedOn.body.auto_backfill).toMatchObject({ state: 'pending', backfill_id: null });
       await gw.ctx.mirror.settled();
       const seen = await tick();
