@@ -26,4 +26,9 @@ export default {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
   testTimeout: 30000,
+  // On two cores jest runs the files in band, in its own process; a failed
+  // test that skipped its cleanup (a watch still reconnecting, a server still
+  // listening) then kept that process alive after the summary until CI's
+  // 90-minute limit. The summary and the exit code are final once printed.
+  forceExit: true,
 };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   AlreadyExistsError,
   ConflictError,
@@ -561,7 +561,7 @@ export function describeClusterContract(
         let running = 0;
         let most = 0;
         const seen: string[] = [];
-        const ac = new AbortController();
+        const ac = watchController();
         const done = cluster.watch(
           'Subscription',
           start.resourceVersion,
@@ -584,7 +584,7 @@ export function describeClusterContract(
 
       it('resolves promptly when aborted while idle', async () => {
         const start = await cluster.list('Warehouse', namespace());
-        const ac = new AbortController();
+        const ac = watchController();
         const done = cluster.watch('Warehouse', start.resourceVersion, () => undefined, ac.signal);
         await sleep(50);
         const t0 = Date.now();
@@ -683,10 +683,29 @@ export interface TestWatch {
   stop(): Promise<void>;
 }
 
+/**
+ * Watches still running. A test that fails between `startWatch` and `stop`
+ * would leave its watch reconnecting forever, and jest (in band on two cores)
+ * would then never exit; every file that imports this module stops them
+ * after each test.
+ */
+const running = new Set<AbortController>();
+afterEach(() => {
+  for (const ac of running) ac.abort();
+  running.clear();
+});
+
+/** An abort controller for a watch, aborted after the test if it is not before. */
+function watchController(): AbortController {
+  const ac = new AbortController();
+  running.add(ac);
+  return ac;
+}
+
 /** Runs a watch in the background, keeping the events of one namespace. */
 export function startWatch(cluster: ClusterPort, kind: SluiceKind, from: string, ns?: string): TestWatch {
   const events: WatchEvent[] = [];
-  const ac = new AbortController();
+  const ac = watchController();
   let failure: unknown;
   const done = cluster.watch(
     kind,
@@ -716,6 +735,7 @@ export function startWatch(cluster: ClusterPort, kind: SluiceKind, from: string,
     },
     async stop() {
       ac.abort();
+      running.delete(ac);
       await done;
     },
   };

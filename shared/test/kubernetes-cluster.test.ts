@@ -18,14 +18,18 @@ describeWithKube('Kubernetes cluster adapter', () => {
     const cluster = new KubernetesCluster({ kubeConfig: kc, fieldManager: 'contract-test' });
     // Objects live in namespaces, which must exist first in Kubernetes.
     const core = kc.makeApiClient(CoreV1Api);
-    const made = new Set<string>();
+    // One creation per namespace, which concurrent creates all wait for: a
+    // test that writes 50 objects at once must not outrun its namespace.
+    const made = new Map<string, Promise<unknown>>();
     const create = cluster.create.bind(cluster);
     cluster.create = async <T extends ClusterObject>(object: T): Promise<T> => {
       const ns = object.metadata.namespace;
-      if (!made.has(ns)) {
-        made.add(ns);
-        await core.createNamespace({ body: { metadata: { name: ns } } });
+      let ready = made.get(ns);
+      if (ready === undefined) {
+        ready = core.createNamespace({ body: { metadata: { name: ns } } });
+        made.set(ns, ready);
       }
+      await ready;
       return create(object);
     };
     return { cluster, teardown: () => server.stop() };
