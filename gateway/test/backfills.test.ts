@@ -21,7 +21,8 @@ import {
   type TeamSetup,
 } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
-import { autoBackfills, TURNED_ON_LATER } from '../src/features/backfills/backfills.auto.js';
+import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
+import { TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
 import { autoDecisionOf } from '../src/features/backfills/backfills.repository.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
 
@@ -598,12 +599,15 @@ for (const kind of databaseKinds()) {
         state: 'skipped',
         reason: "the change stream begins with the source's snapshot",
       });
-      expect(await autoOf(parts)).toEqual({
+      const viaApi = await autoOf(parts);
+      expect(viaApi).toEqual({
         state: 'started',
         reason: expect.stringMatching(/does not begin with the source's snapshot/),
         backfill_id: done.id,
         decided_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       });
+      // One decision, one time: the resource and the API agree to the millisecond.
+      expect((await statusOf(parts))?.decidedAt).toBe(viaApi.decided_at);
       const listed = await gw.http.get(`/api/subscriptions/?datamodel_id=${dmOf.tools}`).set(t.owner.auth);
       expect(listed.body.items).toEqual([
         expect.objectContaining({

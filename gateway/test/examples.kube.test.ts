@@ -13,7 +13,7 @@ import {
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { configs, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { TURNED_ON_LATER } from '../src/features/backfills/backfills.auto.js';
+import { TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
 
 // GitOps: the manifests of examples/ applied with a Kubernetes client (as
 // `kubectl apply` does) to a real API server appear in the REST API of a

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { decideAutoBackfill, TURNED_ON_LATER, type AutoRow } from './backfills.auto.js';
+import { decideAutoBackfill, type AutoRow } from './backfills.auto.js';
+import { TURNED_ON_LATER } from './backfills.reasons.js';
 
 // The pure rule of automatic re-snapshots: when to wait, when to look at the
 // stream, and what its beginning decides.

@@ -10,6 +10,7 @@ import type { GatewayContext } from '../../context.js';
 import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
 import { backfillModeOf, planSubscriptionBackfill, snapshotSourceTypes } from './backfills.plan.js';
+import { TURNED_ON_LATER } from './backfills.reasons.js';
 import * as repo from './backfills.repository.js';
 import { startRun } from './backfills.service.js';
 
@@ -34,10 +35,6 @@ export type AutoDecision =
   | { action: 'skip'; reason: string }
   | { action: 'snapshot'; reason: string }
   | { action: 'replay'; reason: string };
-
-/** Why a subscription whose `backfill` was turned on later is replayed. */
-export const TURNED_ON_LATER =
-  "backfill was turned on after the subscription's creation, and its consumer keeps its offsets";
 
 const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
   absent: 'the change stream does not exist although the source is live',
@@ -156,7 +153,7 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
       { subscription: row.subscription_id, reason: decision.reason },
       'No re-snapshot for a new subscription with backfill',
     );
-    await showOnResource(ctx, row, { state: 'skipped', reason: decision.reason });
+    await showOnResource(ctx, row);
     return {};
   }
   if (decision.action !== 'snapshot' && decision.action !== 'replay') return {};
@@ -181,22 +178,26 @@ async function act(ctx: GatewayContext, row: AutoRow, decision: AutoDecision): P
       ? 'Backfill started for a subscription whose backfill was turned on'
       : 'Re-snapshot started for a new subscription with backfill',
   );
-  await showOnResource(ctx, row, { state: 'started', reason: decision.reason, backfillId: runId });
+  await showOnResource(ctx, row);
   return { runId };
 }
 
 /**
  * Writes the decision into the Subscription's status too, for whoever reads
- * the resource (`kubectl get -o yaml`, Argo CD). The service database holds
- * the record; a failed status write is logged and not retried.
+ * the resource (`kubectl get -o yaml`, Argo CD): the record just written,
+ * read back, so the status says what the service database holds, on its
+ * clock. A failed status write is logged and not retried.
  */
-async function showOnResource(
-  ctx: GatewayContext,
-  row: AutoRow,
-  shown: Omit<NonNullable<SubscriptionStatus['autoBackfill']>, 'decidedAt'>,
-): Promise<void> {
-  const autoBackfill = { ...shown, decidedAt: new Date().toISOString() };
+async function showOnResource(ctx: GatewayContext, row: AutoRow): Promise<void> {
   try {
+    const decided = await repo.autoDecisionOf(ctx.db, row.subscription_id);
+    if (!decided) return;
+    const autoBackfill: NonNullable<SubscriptionStatus['autoBackfill']> = {
+      state: decided.decision,
+      reason: decided.reason,
+      ...(decided.run_id ? { backfillId: decided.run_id } : {}),
+      decidedAt: new Date(decided.decided_at).toISOString(),
+    };
     await ctx.cluster.patchStatus('Subscription', row.namespace, row.subscription_id, { autoBackfill });
   } catch (e) {
     ctx.log.warn(

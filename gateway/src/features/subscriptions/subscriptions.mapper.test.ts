@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { TURNED_ON_LATER } from '../backfills/backfills.auto.js';
+import { TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
 import { autoBackfillView } from './subscriptions.mapper.js';
 import type { SubscriptionRecord } from './subscriptions.repository.js';
 

@@ -1,5 +1,5 @@
 import type { AutoBackfillRead, SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
-import { TURNED_ON_LATER } from '../backfills/backfills.auto.js';
+import { TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
 import { redactMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';

@@ -1,0 +1,8 @@
+// The reasons an automatic backfill decision gives, where more than the
+// decision itself shows them: the subscription read model says why a run is
+// still pending without loading the decision's code (and the operator's
+// stream client behind it).
+
+/** Why a subscription whose `backfill` was turned on later is replayed. */
+export const TURNED_ON_LATER =
+  "backfill was turned on after the subscription's creation, and its consumer keeps its offsets";
