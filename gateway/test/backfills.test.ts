@@ -10,6 +10,7 @@ import {
   assertWorkerBuilt,
   eventually,
   newProducer,
+  readOneAsGroup,
   WORKER_PROGRAM,
 } from '../../operator/test/kafka-helpers.js';
 import {
@@ -22,7 +23,7 @@ import {
 } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
-import { TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
+import { LOOKING, NOT_READ_YET, TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
 import { autoDecisionOf } from '../src/features/backfills/backfills.repository.js';
 import { backfillRunner, stopBackfillRunner } from '../src/features/backfills/backfills.runner.js';
 
@@ -632,15 +633,17 @@ for (const kind of databaseKinds()) {
       expect(await tick()).not.toHaveProperty(tools);
       expect((await status(src.id)).body.id).toBe(done.id);
 
-      // backfill turned on later (PATCH): the consumer keeps its offsets, so the gateway replays the
-      // subscription in its source's mode (a snapshot here), whatever the stream begins with.
+      // backfill turned on later (PATCH) for a consumer that has read the stream: it keeps its
+      // offsets, so the gateway replays the subscription in its source's mode (a snapshot here),
+      // whatever the stream begins with.
       const late = await subscribeWithBackfill(dmOf.tools!, 'tools_late', false);
       await gw.ctx.mirror.settled();
       expect(await tick()).not.toHaveProperty(late);
+      await readOneAsGroup(brokers, `sluice-${late}`, `sluice.${dmOf.tools}`);
       const turnedOn = await turnOnBackfill(late);
       expect(turnedOn.body.auto_backfill).toMatchObject({
         state: 'pending',
-        reason: expect.stringMatching(/^backfill was turned on after/),
+        reason: `${LOOKING}: the gateway looks whether its consumer has read the stream yet`,
       });
       await gw.ctx.mirror.settled();
       seen = await tick();
@@ -658,6 +661,36 @@ for (const kind of databaseKinds()) {
       expect(logged('Backfill started for a subscription whose backfill was turned on', late)).toBe(true);
       expect(await statusOf(late)).toMatchObject({ state: 'started', backfillId: replayed.id });
       expect(await tick()).not.toHaveProperty(late);
+
+      // backfill turned on before its consumer read anything (its pipeline not running yet): the
+      // gateway looks at once, finds no offsets, and decides it as a new subscription once it runs,
+      // even though its worker has committed offsets by then (read from the earliest offset).
+      const early = await subscribeWithBackfill(dmOf.tools!, 'tools_early', false);
+      const setEnabled = async (enabled: boolean) => {
+        const res = await gw.http.patch(`/api/subscriptions/${early}`).set(t.owner.auth).send({ enabled });
+        expect(res.status).toBe(200);
+        await gw.ctx.mirror.settled();
+      };
+      await setEnabled(false);
+      await turnOnBackfill(early);
+      await gw.ctx.mirror.settled();
+      expect(await tick()).not.toHaveProperty(early);
+      expect(await autoOf(early)).toMatchObject({
+        state: 'pending',
+        reason: expect.stringMatching(
+          new RegExp(`^${NOT_READ_YET}, so it reads the stream from its beginning`),
+        ),
+      });
+      await readOneAsGroup(brokers, `sluice-${early}`, `sluice.${dmOf.tools}`);
+      await setEnabled(true);
+      seen = await tick();
+      expect(seen[early]?.decision).toEqual({
+        action: 'skip',
+        reason: "the change stream begins with the source's snapshot",
+      });
+      expect(await autoOf(early)).toMatchObject({ state: 'skipped', backfill_id: null });
+      // No second copy: the gateway wrote nothing into its table.
+      await expect(target.client.query('select 1 from public.tools_early')).rejects.toThrow(/does not exist/);
 
       // A stream that began with the snapshot, whose beginning retention then removed (the broker's
       // DeleteRecords moves the log start as retention does): re-snapshotted too.
@@ -701,6 +734,8 @@ for (const kind of databaseKinds()) {
         await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
       await gw.ctx.mirror.settled();
       expect(await tick()).not.toHaveProperty(late);
+      // Its consumer has read the topic: it resumes from its offsets, past the topic's beginning.
+      await readOneAsGroup(brokers, `sluice-${late}`, topic);
       const turnedOn = await turnOnBackfill(late);
       expect(turnedOn.body.auto_backfill).toMatchObject({ state: 'pending', backfill_id: null });
       await gw.ctx.mirror.settled();
@@ -732,6 +767,29 @@ for (const kind of databaseKinds()) {
       expect((await ended(source.id)).state).toBe('succeeded');
       expect(await targetRows('orders_late')).toHaveLength(N);
     }, 90_000);
+
+    it("a Kafka source's subscription whose backfill is turned on before its consumer read anything is left to its stream: nothing is delivered twice", async () => {
+      // The usual order: created without backfill, the flag added before the pipeline runs.
+      const early = await subscribe(source.datamodel_ids[0]!, pgTarget.id, 'orders_early');
+      for (const id of [source.id, pgTarget.id])
+        await gw.ctx.cluster.patchStatus('Connector', gw.ctx.config.namespace, id, { state: 'live' });
+      await gw.ctx.mirror.settled();
+      await turnOnBackfill(early);
+      await gw.ctx.mirror.settled();
+      // No offsets: its worker will read the retained topic from the beginning by itself.
+      const seen = await tick();
+      expect(seen[early]).toEqual({
+        subscriptionId: early,
+        decision: {
+          action: 'skip',
+          reason: "a KAFKA_SOURCE's retained topic is the stream the subscription reads",
+        },
+      });
+      expect(await autoOf(early)).toMatchObject({ state: 'skipped', backfill_id: null });
+      // Once its worker has read and committed, nothing is decided again.
+      await readOneAsGroup(brokers, `sluice-${early}`, topic);
+      expect(await tick()).not.toHaveProperty(early);
+    }, 60_000);
   });
 }
 

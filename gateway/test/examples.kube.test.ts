@@ -13,7 +13,7 @@ import {
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { configs, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
+import { LOOKING, TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';
 
 // GitOps: the manifests of examples/ applied with a Kubernetes client (as
 // `kubectl apply` does) to a real API server appear in the REST API of a
@@ -107,7 +107,7 @@ describeWithKube('examples/ applied to a real API server', () => {
     );
     expect(read.body.auto_backfill).toMatchObject({
       state: 'pending',
-      reason: expect.stringMatching(new RegExp(`^${TURNED_ON_LATER}: replayed once`)),
+      reason: `${LOOKING}: the gateway looks whether its consumer has read the stream yet`,
     });
     // What the gateway writes once it decided survives the CRD's structural schema (nothing pruned).
     const autoBackfill = {

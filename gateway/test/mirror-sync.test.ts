@@ -272,14 +272,13 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       const off = await createOutside('Subscription', 'born-off');
       const id = off.metadata.name;
       await sync.settled();
-      const switchedAt = async () =>
-        (
-          await gw.ctx.db
-            .selectFrom('mirror_subscriptions')
-            .select('backfill_on_at')
-            .where('id', '=', id)
-            .executeTakeFirstOrThrow()
-        ).backfill_on_at;
+      const mirrored = () =>
+        gw.ctx.db
+          .selectFrom('mirror_subscriptions')
+          .select(['backfill_on_at', 'backfill_on_consumed'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+      const switchedAt = async () => (await mirrored()).backfill_on_at;
       expect((await row('Subscription', on.metadata.name)) as unknown).toMatchObject({
         backfill_on_at: null,
       });
@@ -294,10 +293,22 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       // Another change that leaves it on keeps the time; off and on again moves it.
       await patch({ targetTableName: 'orders_v2' });
       expect(await switchedAt()).toEqual(first);
+      // What the backfill runner found at a switch (the consumer's offsets) holds until the next one.
+      const consumed = async () => (await mirrored()).backfill_on_consumed;
+      expect(await consumed()).toBeNull();
+      await gw.ctx.db
+        .updateTable('mirror_subscriptions')
+        .set({ backfill_on_consumed: true })
+        .where('id', '=', id)
+        .execute();
+      await patch({ targetTableName: 'orders_v3' });
+      expect(await consumed()).toBe(true);
       await patch({ backfill: false });
       expect(await switchedAt()).toEqual(first);
+      expect(await consumed()).toBe(true);
       await patch({ backfill: true });
       expect((await switchedAt())!.getTime()).toBeGreaterThan(first!.getTime());
+      expect(await consumed()).toBeNull();
     });
 
     it('keeps the newer row when an older version arrives late', async () => {

@@ -41,6 +41,7 @@ export type { WorkerContext } from './worker/engines.js';
 export * from './worker/backfill/stream-range.js';
 export * from './worker/backfill/table-pages.js';
 export * from './worker/backfill/stream-start.js';
+export * from './worker/backfill/group-read.js';
 // The preview of a subscription (gateway): the target's mapping and the
 // PostgreSQL target's DDL, by the very functions the worker runs.
 export { mapMessage, type MappedMessage } from './worker/target/records.js';

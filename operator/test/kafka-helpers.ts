@@ -181,6 +181,45 @@ export async function readTopic(brokers: string[], admin: Admin, topic: string):
   return out;
 }
 
+/**
+ * Reads the first message of `topic` as a member of `groupId` and commits it,
+ * as a target worker of that group does: the group then has offsets on it.
+ */
+export async function readOneAsGroup(brokers: string[], groupId: string, topic: string): Promise<void> {
+  const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    clientId: 'sluice-test-group-reader',
+    groupId,
+    bootstrapBrokers: brokers,
+  });
+  try {
+    const stream = await consumer.consume({
+      topics: [topic],
+      mode: MessagesStreamModes.COMMITTED,
+      fallbackMode: MessagesStreamFallbackModes.EARLIEST,
+      autocommit: false,
+      maxWaitTime: 200,
+    });
+    try {
+      const first = await new Promise<Message<Buffer, Buffer, Buffer, Buffer>>((res, rej) => {
+        const timer = setTimeout(() => rej(new Error(`no message on ${topic} for ${groupId}`)), 30_000);
+        stream.once('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => {
+          clearTimeout(timer);
+          res(m);
+        });
+        stream.once('error', (e: Error) => {
+          clearTimeout(timer);
+          rej(e);
+        });
+      });
+      await first.commit();
+    } finally {
+      await stream.close().catch(() => undefined);
+    }
+  } finally {
+    await consumer.close(true).catch(() => undefined);
+  }
+}
+
 /** Polls `read` until `test` holds; fails with the last value after `ms`. */
 export async function eventually<T>(
   read: () => Promise<T>,

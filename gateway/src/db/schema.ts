@@ -184,6 +184,11 @@ export interface MirrorSubscriptionsTable extends MirrorCommon {
   enabled: boolean;
   /** When `backfill` last went from off to on after creation (migration 0010; the mirror writes it). */
   backfill_on_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /**
+   * Whether the consumer group had committed offsets on the stream at that
+   * switch (migration 0011): null until the backfill runner's tick looked.
+   */
+  backfill_on_consumed: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
 }
 export interface MirrorPipelinesTable extends MirrorCommon {
   state: string;

@@ -40,9 +40,13 @@ export async function upsertObject(db: Db, object: ClusterObject, now = new Date
     // `backfill` switched on after creation, by the API or kubectl: the gateway
     // replays the subscription (features/backfills/backfills.auto.ts). The
     // database's clock, as the decisions compared with it (auto_backfills).
+    const switchedOn = sql`(${col('deleted')} or ((excluded.spec->>'backfill')::boolean is true
+      and (${col('spec')}->>'backfill')::boolean is not true))`;
     updates.backfill_on_at = sql`case when ${col('deleted')} then null
-      when (excluded.spec->>'backfill')::boolean is true and (${col('spec')}->>'backfill')::boolean is not true
-      then now() else ${col('backfill_on_at')} end`;
+      when ${switchedOn} then now() else ${col('backfill_on_at')} end`;
+    // Whether its consumer had read the stream by then is looked up afresh.
+    updates.backfill_on_consumed = sql`case when ${switchedOn} then null
+      else ${col('backfill_on_consumed')} end`;
   }
   const [result] = await untyped(db)
     .insertInto(table)

@@ -296,7 +296,8 @@ export const AutoBackfillRead = Nullable(
       description:
         'The automatic re-snapshot of a subscription with `backfill`; null without `backfill`. ' +
         '`pending`: decided once the subscription, its data model and both connectors are live ' +
-        '(for `backfill` turned on after creation: replayed then, in the source mode). ' +
+        '(for `backfill` turned on after creation: replayed then, in the source mode, when its ' +
+        'consumer had read the stream; decided as a new subscription when it had not). ' +
         "`started`: the stream no longer began with the source's snapshot, so the snapshot run " +
         '`backfill_id` (GET /backfills/{id}) was started. `skipped`: none was needed or possible, ' +
         '`reason` says which. `unchecked`: the gateway will not decide (the feature is off, or the ' +

@@ -1,14 +1,15 @@
-import { platformStream, streamStart, type StreamStart } from '@sluice/operator';
+import { groupHasReadTopic, platformStream, streamStart, type StreamStart } from '@sluice/operator';
 import {
   changeStreamTopic,
   oneLine,
   type ConnectorResource,
   type DataModelResource,
+  type SubscriptionSpec,
   type SubscriptionStatus,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { resourceOf } from '../../mirror/projections.js';
-import { backfillTargetTypes, openPlatformStreamClient } from './backfills.connections.js';
+import { backfillTargetTypes, openPlatformStreamClient, openStreamClient } from './backfills.connections.js';
 import { backfillModeOf, planSubscriptionBackfill, snapshotSourceTypes } from './backfills.plan.js';
 import { TURNED_ON_LATER } from './backfills.reasons.js';
 import * as repo from './backfills.repository.js';
@@ -21,11 +22,14 @@ import { startRun } from './backfills.service.js';
 // snapshot; when it does not (retention removed it, or the data model came
 // after the source's first start), the gateway starts a snapshot run of that
 // one subscription by itself, once its source and target are live. A
-// subscription whose `backfill` is switched on later has a consumer past the
-// stream's beginning: it is replayed in its source's mode (snapshot, or the
-// retained topic of a Kafka source). Each subscription is decided once per
-// switch, durably (auto_backfills, migration 0009; the switch is the mirror's
-// backfill_on_at, 0010), by whichever replica's scheduler tick gets to it first.
+// subscription whose `backfill` is switched on later is first looked at: if
+// its consumer group has committed offsets on the stream, the consumer is past
+// the stream's beginning, and it is replayed in its source's mode (snapshot, or
+// the retained topic of a Kafka source); if not, the worker reads the stream
+// from its earliest offset, and it is decided as a new one. Each subscription
+// is decided once per switch, durably (auto_backfills, migration 0009; the
+// switch is the mirror's backfill_on_at, 0010, and what was looked at
+// backfill_on_consumed, 0011), by whichever replica's tick gets to it first.
 
 export type AutoRow = Awaited<ReturnType<typeof repo.undecidedBackfillSubscriptions>>[number];
 
@@ -113,6 +117,7 @@ const PER_TICK = 20;
  */
 export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Promise<AutoOutcome[]> {
   if (maxAgeMs <= 0) return [];
+  await lookAtSwitches(ctx, maxAgeMs);
   const rows = await repo.undecidedBackfillSubscriptions(ctx.db, {
     maxAgeMs,
     snapshotSourceTypes: snapshotSourceTypes(),
@@ -142,6 +147,48 @@ export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Prom
     await client?.close(true).catch(() => undefined);
   }
   return outcomes;
+}
+
+/**
+ * For each subscription whose `backfill` was turned on since the last look:
+ * whether its consumer group had read the stream by then. Looked at once per
+ * switch, as soon as the tick sees it (connectors live or not), so that a
+ * worker started afterwards, reading from the earliest offset and committing,
+ * does not pass for one that had read the stream before. One that cannot be
+ * looked at yet (broker unreachable) is tried again next tick.
+ */
+async function lookAtSwitches(ctx: GatewayContext, maxAgeMs: number): Promise<void> {
+  const rows = await repo.uncheckedSwitches(ctx.db, { maxAgeMs, limit: PER_TICK });
+  for (const row of rows) {
+    const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
+    const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
+    const groupId = (row.subscription_spec as SubscriptionSpec).consumerId;
+    let client: ReturnType<typeof openPlatformStreamClient> | undefined;
+    try {
+      // The stream the target worker reads: the Kafka source's own cluster, else the platform's.
+      if (backfillModeOf(row.source_type) === 'stream') {
+        client = await openStreamClient(ctx, row.source_id, groupId);
+      } else {
+        if (!platformConfigured(ctx)) continue;
+        client = openPlatformStreamClient(groupId);
+      }
+      const consumed = await groupHasReadTopic(client, changeStreamTopic(source, dm));
+      await repo.recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed);
+      ctx.log.info(
+        { subscription: row.subscription_id, consumerGroup: groupId, consumed },
+        consumed
+          ? 'Backfill turned on for a subscription whose consumer has read its stream: it is replayed once live'
+          : 'Backfill turned on for a subscription whose consumer has not read its stream: it reads it from the beginning, and is checked as a new one',
+      );
+    } catch (e) {
+      ctx.log.warn(
+        { subscription: row.subscription_id, reason: oneLine(e) },
+        "Could not look at the subscription consumer's offsets yet",
+      );
+    } finally {
+      await client?.close(true).catch(() => undefined);
+    }
+  }
 }
 
 /** Records a skip, or starts the run with its decision (one transaction); nothing for a wait. */

@@ -44,8 +44,15 @@ async function sourceSettings(ctx: GatewayContext, sourceId: string): Promise<Re
   return (await resolvedWorkerConfig(ctx, sourceWorkerConfig(source, []))).configuration;
 }
 
-/** A Kafka client of a KAFKA_SOURCE's cluster that joins no group (fetch and list offsets only). */
-export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
+/**
+ * A Kafka client of a KAFKA_SOURCE's cluster that joins no group (fetch and
+ * list offsets only; `groupId` names the group whose offsets it may read).
+ */
+export async function openStreamClient(
+  ctx: GatewayContext,
+  sourceId: string,
+  groupId = `sluice-backfill-${sourceId}`,
+) {
   const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
   const policy = preflightPolicy(ctx);
   await assertBrokersAllowed(policy, conn.brokers);
@@ -55,7 +62,7 @@ export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
     clientId: 'sluice-backfill',
     retries: 5,
     retryDelay: 500,
-    groupId: `sluice-backfill-${sourceId}`,
+    groupId,
   });
   try {
     // The client dials the brokers the cluster advertises: they are checked too.
@@ -73,14 +80,17 @@ export async function openStreamClient(ctx: GatewayContext, sourceId: string) {
 
 /**
  * A client of the platform stream broker (SLUICE_STREAM_BROKERS) that joins no
- * group: it reads database sources' change streams. The broker is the
+ * group: it reads database sources' change streams, and the offsets of
+ * `groupId`. The broker is the
  * operator's own setting, not user input, so no address policy applies.
  */
-export function openPlatformStreamClient(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+export function openPlatformStreamClient(
+  groupId = 'sluice-backfill-platform',
+): Consumer<Buffer, Buffer, Buffer, Buffer> {
   return new Consumer<Buffer, Buffer, Buffer, Buffer>({
     ...clientOptions(platformStream(), 'sluice-backfill'),
     retries: 2,
-    groupId: 'sluice-backfill-platform',
+    groupId,
   });
 }
 

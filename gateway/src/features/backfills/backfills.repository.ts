@@ -362,7 +362,9 @@ export function undecidedBackfillSubscriptions(
         'tgt.connector_type as target_type',
         'tgt.state as target_state',
       ])
-      .select(sql<boolean>`s.backfill_on_at is not null`.as('turned_on_later'))
+      // Turned on later for a consumer that had read the stream: replayed. One
+      // that had not reads it from the earliest offset: decided as a new one.
+      .select(sql<boolean>`s.backfill_on_consumed is true`.as('turned_on_later'))
       .where('s.deleting', '=', false)
       .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
       // New (no decision yet), or `backfill` turned on since the last decision; within the age
@@ -377,6 +379,8 @@ export function undecidedBackfillSubscriptions(
           ]),
           eb.and([
             eb('s.backfill_on_at', '>', since),
+            // Once the tick has looked at the consumer's offsets (uncheckedSwitches).
+            eb('s.backfill_on_consumed', 'is not', null),
             eb.or([eb('a.subscription_id', 'is', null), eb('a.decided_at', '<', eb.ref('s.backfill_on_at'))]),
           ]),
         ]);
@@ -390,7 +394,7 @@ export function undecidedBackfillSubscriptions(
           ...(o.snapshotSourceTypes.length > 0
             ? [
                 eb.and([
-                  eb('s.backfill_on_at', 'is', null),
+                  eb.or([eb('s.backfill_on_at', 'is', null), eb('s.backfill_on_consumed', '=', false)]),
                   eb('src.connector_type', 'not in', [...o.snapshotSourceTypes]),
                 ]),
               ]
@@ -407,6 +411,59 @@ export function undecidedBackfillSubscriptions(
       .limit(o.limit)
       .execute()
   );
+}
+
+/**
+ * Subscriptions whose `backfill` was turned on later, within `maxAgeMs` of the
+ * switch, whose consumer's offsets nobody has looked at since: with what
+ * names their stream and consumer group.
+ */
+export function uncheckedSwitches(db: Db, o: { maxAgeMs: number; limit: number }) {
+  return (
+    db
+      .selectFrom('mirror_subscriptions as s')
+      .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
+      .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
+      .select([
+        's.id as subscription_id',
+        's.spec as subscription_spec',
+        'd.id as datamodel_id',
+        'd.spec as datamodel_spec',
+        'src.id as source_id',
+        'src.connector_type as source_type',
+        'src.spec as source_spec',
+      ])
+      // The switch's time as the database holds it (microseconds: a JS Date would drop them).
+      .select(sql<string>`s.backfill_on_at::text`.as('switched_at'))
+      .where('s.deleting', '=', false)
+      .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
+      .where('s.backfill_on_consumed', 'is', null)
+      .where('s.backfill_on_at', '>', sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`)
+      .where('d.deleting', '=', false)
+      .where('src.deleting', '=', false)
+      .orderBy('s.backfill_on_at')
+      .limit(o.limit)
+      .execute()
+  );
+}
+
+/**
+ * Records whether the consumer had read the stream at the switch of
+ * `switchedAt` (as `uncheckedSwitches` read it); a switch since keeps its own,
+ * unlooked-at answer.
+ */
+export async function recordConsumedAtSwitch(
+  db: Db,
+  subscriptionId: string,
+  switchedAt: string,
+  consumed: boolean,
+): Promise<void> {
+  await db
+    .updateTable('mirror_subscriptions')
+    .set({ backfill_on_consumed: consumed })
+    .where('id', '=', subscriptionId)
+    .where(sql<boolean>`backfill_on_at = ${switchedAt}::timestamptz`)
+    .execute();
 }
 
 /** Records that a subscription needs no automatic run (another replica may have decided first: kept). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
+import { LOOKING, NOT_READ_YET, TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
 import { autoBackfillView } from './subscriptions.mapper.js';
 import type { SubscriptionRecord } from './subscriptions.repository.js';
 
@@ -17,6 +17,7 @@ const row = (over: Partial<SubscriptionRecord> & { backfill?: boolean }): Subscr
   created_at: created,
   updated_at: created,
   backfill_on_at: null,
+  backfill_on_consumed: null,
   auto_backfill_decision: null,
   auto_backfill_reason: null,
   auto_backfill_run_id: null,
@@ -58,7 +59,7 @@ describe('autoBackfillView: what a subscription says of its automatic re-snapsho
       auto_backfill_reason: "the change stream begins with the source's snapshot",
       auto_backfill_decided_at: new Date(created.getTime() + HOUR),
     };
-    const switched = row({ ...decidedBefore, backfill_on_at: asked });
+    const switched = row({ ...decidedBefore, backfill_on_at: asked, backfill_on_consumed: true });
     expect(autoBackfillView(switched, 168 * HOUR, new Date(asked.getTime() + HOUR))).toEqual({
       state: 'pending',
       reason: `${TURNED_ON_LATER}: replayed once the subscription, its data model and both of its connectors are live`,
@@ -83,6 +84,19 @@ describe('autoBackfillView: what a subscription says of its automatic re-snapsho
       state: 'started',
       backfill_id: '6c9b8a32-b3b2-4699-a3dc-89220ad15a1e',
     });
+  });
+
+  it('says, after a switch, whether the consumer had read the stream: looking, replayed, or decided as new', () => {
+    const asked = new Date(created.getTime() + 2 * HOUR);
+    const later = new Date(asked.getTime() + 60_000);
+    const view = (consumed: boolean | null) =>
+      autoBackfillView(row({ backfill_on_at: asked, backfill_on_consumed: consumed }), 168 * HOUR, later)
+        ?.reason;
+    expect(view(null)).toBe(`${LOOKING}: the gateway looks whether its consumer has read the stream yet`);
+    expect(view(true)).toMatch(new RegExp(`^${TURNED_ON_LATER}: replayed once`));
+    expect(view(false)).toBe(
+      `${NOT_READ_YET}, so it reads the stream from its beginning: decided as for a new subscription once the subscription, its data model and both of its connectors are live`,
+    );
   });
 
   it('is unchecked when the gateway will never decide: the feature off, or past the age bound', () => {

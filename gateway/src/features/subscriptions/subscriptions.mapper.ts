@@ -1,5 +1,5 @@
 import type { AutoBackfillRead, SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
-import { TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
+import { LOOKING, NOT_READ_YET, TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
 import { redactMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
@@ -7,6 +7,7 @@ import type { SubscriptionRecord } from './subscriptions.repository.js';
 
 type AutoColumns =
   | 'backfill_on_at'
+  | 'backfill_on_consumed'
   | 'auto_backfill_decision'
   | 'auto_backfill_reason'
   | 'auto_backfill_run_id'
@@ -78,7 +79,15 @@ export function autoBackfillView(row: SubscriptionRecord, maxAgeMs: number, now:
   const when = 'once the subscription, its data model and both of its connectors are live';
   return {
     state: 'pending',
-    reason: onAt ? `${TURNED_ON_LATER}: replayed ${when}` : `decided ${when}`,
+    reason: pendingReason(onAt ? row.backfill_on_consumed : undefined, when),
     ...undecided,
   };
+}
+
+/** Why a decision is pending: `consumed` is what was found at the switch (undefined: no switch). */
+function pendingReason(consumed: boolean | null | undefined, when: string): string {
+  if (consumed === undefined) return `decided ${when}`;
+  if (consumed === null) return `${LOOKING}: the gateway looks whether its consumer has read the stream yet`;
+  if (consumed) return `${TURNED_ON_LATER}: replayed ${when}`;
+  return `${NOT_READ_YET}, so it reads the stream from its beginning: decided as for a new subscription ${when}`;
 }

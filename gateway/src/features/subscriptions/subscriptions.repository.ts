@@ -22,6 +22,7 @@ const columns = [
   's.created_at',
   's.updated_at',
   's.backfill_on_at',
+  's.backfill_on_consumed',
   'ab.decision as auto_backfill_decision',
   'ab.reason as auto_backfill_reason',
   'ab.run_id as auto_backfill_run_id',

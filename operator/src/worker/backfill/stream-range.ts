@@ -1,5 +1,6 @@
 import { ListOffsetTimestamps, type Consumer } from '@platformatic/kafka';
 import { byLeader, fetchFromLeaders } from '../kafka/fetch.js';
+import { partitionCount } from '../kafka/topic-partitions.js';
 import type { ConsumedMessage } from '../target/records.js';
 
 // A backfill's replay of a retained change stream (docs/data-plane.md
@@ -20,8 +21,7 @@ export type StreamRange = Record<string, PartitionRange>;
 
 /** The retained range of every partition of `topic` now: earliest → end. */
 export async function retainedRange(client: Client, topic: string): Promise<StreamRange> {
-  const meta = await client.metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true });
-  if (!meta.topics.get(topic)) throw new Error(`Topic ${topic} does not exist`);
+  if ((await partitionCount(client, topic)) === undefined) throw new Error(`Topic ${topic} does not exist`);
   const [ends, starts] = await Promise.all([
     client.listOffsets({ topics: [topic] }),
     client.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.EARLIEST }),

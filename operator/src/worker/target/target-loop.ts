@@ -15,6 +15,7 @@ import {
   type KafkaConnection,
 } from '../kafka/connection.js';
 import { LATENCY_BUCKETS_S } from '../metrics.js';
+import { unknownTopicIn } from '../kafka/topic-partitions.js';
 import { resolveSecrets } from '../secrets.js';
 import {
   mapMessage,
@@ -196,10 +197,11 @@ async function startGroup(
     await consumer.close(true).catch(() => undefined);
   };
   try {
-    const meta = await consumer.metadata({ topics, autocreateTopics: false });
-    const missing = topics.filter((t) => !meta.topics.has(t));
-    if (missing.length)
-      throw new Error(`topic ${missing.join(', ')} does not exist on ${g.connection.brokers.join(',')}`);
+    await consumer.metadata({ topics, autocreateTopics: false }).catch((e: unknown) => {
+      const missing = unknownTopicIn(e);
+      if (missing === undefined) throw e;
+      throw new Error(`topic ${missing} does not exist on ${g.connection.brokers.join(',')}`, { cause: e });
+    });
     stream = await consumer.consume({
       topics,
       mode: MessagesStreamModes.COMMITTED,
