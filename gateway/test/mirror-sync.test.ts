@@ -6,6 +6,7 @@ import { readCursor, tombstone, upsertObject } from '../src/mirror/mirror.reposi
 import { MIRROR_TABLES } from '../src/mirror/projections.js';
 import { MirrorSync, type MirrorSyncOptions } from '../src/mirror/sync.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
+import { recordConsumedAtSwitch } from '../src/features/backfills/backfills.repository.js';
 
 const TEAM = '7f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
 const REF = '11111111-2222-4333-8444-555555555555';
@@ -309,6 +310,17 @@ describe.each(databaseKinds())('mirror sync on %s', (dbKind) => {
       await patch({ backfill: true });
       expect((await switchedAt())!.getTime()).toBeGreaterThan(first!.getTime());
       expect(await consumed()).toBeNull();
+      // The runner's record of a look: for this switch only, and the first look wins.
+      const { at } = await sql<{ at: string }>`select backfill_on_at::text as at from mirror_subscriptions
+        where id = ${id}`
+        .execute(gw.ctx.db)
+        .then((r) => r.rows[0]!);
+      const stale = new Date(first!.getTime()).toISOString();
+      expect(await recordConsumedAtSwitch(gw.ctx.db, id, stale, true)).toBe(false);
+      expect(await consumed()).toBeNull();
+      expect(await recordConsumedAtSwitch(gw.ctx.db, id, at, false)).toBe(true);
+      expect(await recordConsumedAtSwitch(gw.ctx.db, id, at, true)).toBe(false);
+      expect(await consumed()).toBe(false);
     });
 
     it('keeps the newer row when an older version arrives late', async () => {

@@ -173,7 +173,9 @@ async function lookAtSwitches(ctx: GatewayContext, maxAgeMs: number): Promise<vo
         client = openPlatformStreamClient(groupId);
       }
       const consumed = await groupHasReadTopic(client, changeStreamTopic(source, dm));
-      await repo.recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed);
+      // False: another replica looked first, or the flag switched again meanwhile.
+      if (!(await repo.recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed)))
+        continue;
       ctx.log.info(
         { subscription: row.subscription_id, consumerGroup: groupId, consumed },
         consumed
