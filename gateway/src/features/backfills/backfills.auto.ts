@@ -48,6 +48,19 @@ const STARTS: Record<Exclude<StreamStart, 'snapshot'>, string> = {
     "the change stream does not begin with the source's snapshot (data model added after the source's first start)",
 };
 
+/** The change stream a subscription's target worker reads, from its mirror row. */
+function streamTopicOf(row: {
+  source_id: string;
+  source_spec: unknown;
+  datamodel_id: string;
+  datamodel_spec: unknown;
+}): string {
+  return changeStreamTopic(
+    resourceOf<ConnectorResource>(row.source_id, row.source_spec),
+    resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec),
+  );
+}
+
 /**
  * What to do for a subscription still undecided: pure, from its mirror row
  * and, once probed, how its stream begins. A subscription whose `backfill`
@@ -73,9 +86,7 @@ export function decideAutoBackfill(row: AutoRow, start?: StreamStart): AutoDecis
     return { action: 'wait' };
   if (later) return { action: mode === 'stream' ? 'replay' : 'snapshot', reason: TURNED_ON_LATER };
   if (start === undefined) {
-    const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
-    const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
-    return { action: 'probe', topic: changeStreamTopic(source, dm) };
+    return { action: 'probe', topic: streamTopicOf(row) };
   }
   if (start === 'snapshot')
     return { action: 'skip', reason: "the change stream begins with the source's snapshot" };
@@ -160,8 +171,6 @@ export async function autoBackfills(ctx: GatewayContext, maxAgeMs: number): Prom
 async function lookAtSwitches(ctx: GatewayContext, maxAgeMs: number): Promise<void> {
   const rows = await repo.uncheckedSwitches(ctx.db, { maxAgeMs, limit: PER_TICK });
   for (const row of rows) {
-    const source = resourceOf<ConnectorResource>(row.source_id, row.source_spec);
-    const dm = resourceOf<DataModelResource>(row.datamodel_id, row.datamodel_spec);
     const groupId = (row.subscription_spec as SubscriptionSpec).consumerId;
     let client: ReturnType<typeof openPlatformStreamClient> | undefined;
     try {
@@ -172,7 +181,7 @@ async function lookAtSwitches(ctx: GatewayContext, maxAgeMs: number): Promise<vo
         if (!platformConfigured(ctx)) continue;
         client = openPlatformStreamClient(groupId);
       }
-      const consumed = await groupHasReadTopic(client, changeStreamTopic(source, dm));
+      const consumed = await groupHasReadTopic(client, streamTopicOf(row));
       // False: another replica looked first, or the flag switched again meanwhile.
       if (!(await repo.recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed)))
         continue;

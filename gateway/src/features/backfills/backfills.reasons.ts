@@ -3,12 +3,11 @@
 // still pending without loading the decision's code (and the operator's
 // stream client behind it).
 
-/** Why a subscription whose `backfill` was turned on later is replayed. */
-export const TURNED_ON_LATER =
-  "backfill was turned on after the subscription's creation, and its consumer keeps its offsets";
-
 /** A switch whose consumer's offsets the gateway has not looked at yet. */
 export const LOOKING = "backfill was turned on after the subscription's creation";
+
+/** Why a subscription whose `backfill` was turned on later is replayed. */
+export const TURNED_ON_LATER = `${LOOKING}, and its consumer keeps its offsets`;
 
 /** A switch whose consumer had not read the stream yet (no committed offsets). */
 export const NOT_READ_YET = "backfill was turned on before the subscription's consumer had read the stream";

@@ -329,6 +329,31 @@ export async function releaseRun(db: Db, runId: string, runner: string): Promise
 }
 
 /**
+ * Subscriptions with `backfill` on, with their data model and source, none
+ * being deleted: where the automatic decisions start from.
+ */
+const backfillSubscriptions = (db: Db) =>
+  db
+    .selectFrom('mirror_subscriptions as s')
+    .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
+    .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
+    .select([
+      's.id as subscription_id',
+      'd.id as datamodel_id',
+      'd.spec as datamodel_spec',
+      'src.id as source_id',
+      'src.connector_type as source_type',
+      'src.spec as source_spec',
+    ])
+    .where('s.deleting', '=', false)
+    .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
+    .where('d.deleting', '=', false)
+    .where('src.deleting', '=', false);
+
+/** The oldest time the age bound `maxAgeMs` still admits, on the database's clock. */
+const admittedSince = (maxAgeMs: number) => sql<Date>`now() - ${`${maxAgeMs} milliseconds`}::interval`;
+
+/**
  * Subscriptions with `backfill`, created within `maxAgeMs`, not decided yet,
  * with their data model and connectors: those of a source type that is not
  * re-snapshotted (decided at once), and the others once they are enabled and
@@ -339,25 +364,17 @@ export function undecidedBackfillSubscriptions(
   db: Db,
   o: { maxAgeMs: number; snapshotSourceTypes: readonly string[]; limit: number },
 ) {
+  const since = admittedSince(o.maxAgeMs);
   return (
-    db
-      .selectFrom('mirror_subscriptions as s')
-      .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
-      .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
+    backfillSubscriptions(db)
       .innerJoin('mirror_connectors as tgt', 'tgt.id', 's.target_connector_id')
       .leftJoin('auto_backfills as a', 'a.subscription_id', 's.id')
       .select([
-        's.id as subscription_id',
         's.namespace',
         's.team_id',
         's.enabled',
-        'd.id as datamodel_id',
         'd.enabled as datamodel_enabled',
-        'd.spec as datamodel_spec',
-        'src.id as source_id',
-        'src.connector_type as source_type',
         'src.state as source_state',
-        'src.spec as source_spec',
         'tgt.id as target_id',
         'tgt.connector_type as target_type',
         'tgt.state as target_state',
@@ -365,13 +382,10 @@ export function undecidedBackfillSubscriptions(
       // Turned on later for a consumer that had read the stream: replayed. One
       // that had not reads it from the earliest offset: decided as a new one.
       .select(sql<boolean>`s.backfill_on_consumed is true`.as('turned_on_later'))
-      .where('s.deleting', '=', false)
-      .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
       // New (no decision yet), or `backfill` turned on since the last decision; within the age
       // bound of the creation, or of the switch.
-      .where((eb) => {
-        const since = sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`;
-        return eb.or([
+      .where((eb) =>
+        eb.or([
           eb.and([
             eb('s.backfill_on_at', 'is', null),
             eb('a.subscription_id', 'is', null),
@@ -383,10 +397,8 @@ export function undecidedBackfillSubscriptions(
             eb('s.backfill_on_consumed', 'is not', null),
             eb.or([eb('a.subscription_id', 'is', null), eb('a.decided_at', '<', eb.ref('s.backfill_on_at'))]),
           ]),
-        ]);
-      })
-      .where('d.deleting', '=', false)
-      .where('src.deleting', '=', false)
+        ]),
+      )
       .where('tgt.deleting', '=', false)
       .where((eb) =>
         eb.or([
@@ -420,27 +432,12 @@ export function undecidedBackfillSubscriptions(
  */
 export function uncheckedSwitches(db: Db, o: { maxAgeMs: number; limit: number }) {
   return (
-    db
-      .selectFrom('mirror_subscriptions as s')
-      .innerJoin('mirror_datamodels as d', 'd.id', 's.datamodel_id')
-      .innerJoin('mirror_connectors as src', 'src.id', 'd.connector_id')
-      .select([
-        's.id as subscription_id',
-        's.spec as subscription_spec',
-        'd.id as datamodel_id',
-        'd.spec as datamodel_spec',
-        'src.id as source_id',
-        'src.connector_type as source_type',
-        'src.spec as source_spec',
-      ])
+    backfillSubscriptions(db)
+      .select('s.spec as subscription_spec')
       // The switch's time as the database holds it (microseconds: a JS Date would drop them).
       .select(sql<string>`s.backfill_on_at::text`.as('switched_at'))
-      .where('s.deleting', '=', false)
-      .where(sql<boolean>`(s.spec->>'backfill')::boolean is true`)
       .where('s.backfill_on_consumed', 'is', null)
-      .where('s.backfill_on_at', '>', sql<Date>`now() - ${`${o.maxAgeMs} milliseconds`}::interval`)
-      .where('d.deleting', '=', false)
-      .where('src.deleting', '=', false)
+      .where('s.backfill_on_at', '>', admittedSince(o.maxAgeMs))
       .orderBy('s.backfill_on_at')
       .limit(o.limit)
       .execute()
