@@ -1,15 +1,18 @@
 import { OutboundPolicy, parseCidrList } from '@sluice/shared';
 
-// The address policy of workers' outbound connections (targets, database
-// sources, webhooks): user-supplied hosts are an SSRF surface. Unlike the
-// gateway's warehouse calls, a worker's normal job is reaching databases in
-// private networks (10.x, a local PostgreSQL on a laptop), so by default it
-// refuses only link-local addresses — the cloud metadata endpoints
-// (169.254.169.254) — and the "this network" range. Operators widen the
-// deny-list with SLUICE_WORKER_DENY_CIDRS (comma-separated, replacing the
-// default) and punch holes with SLUICE_WORKER_ALLOW_CIDRS (docs/data-plane.md).
+// The address policy of workers' outbound connections (database sources and
+// targets, webhooks, the brokers of Kafka sources and targets and of their
+// streams: kafka/broker-policy.ts): user-supplied hosts are an SSRF surface.
+// Unlike the gateway's calls, a worker's normal job is reaching databases and
+// brokers in private networks (10.x, a local PostgreSQL on a laptop), so by
+// default it refuses only link-local addresses — the cloud metadata endpoints
+// (169.254.169.254) — and the "this network" and unspecified addresses (which
+// reach the worker's own host). IPv6 forms of a denied IPv4 address are denied
+// with it (shared/src/net/embedded-ipv4.ts). Operators widen the deny-list with
+// SLUICE_WORKER_DENY_CIDRS (comma-separated, replacing the default) and punch
+// holes with SLUICE_WORKER_ALLOW_CIDRS (docs/data-plane.md).
 
-export const WORKER_DEFAULT_DENIED_CIDRS = ['169.254.0.0/16', 'fe80::/10', '0.0.0.0/8'];
+export const WORKER_DEFAULT_DENIED_CIDRS = ['169.254.0.0/16', 'fe80::/10', '0.0.0.0/8', '::/128'];
 
 export function workerOutboundPolicy(env: NodeJS.ProcessEnv = process.env): OutboundPolicy {
   const deny = env.SLUICE_WORKER_DENY_CIDRS?.trim()

@@ -1,25 +1,29 @@
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { embeddedIpv4 } from './embedded-ipv4.js';
 
 // The outbound-address policy (SSRF defence) of every connection Sluice opens
-// to an address a user typed: warehouses today, the data plane's sources and
-// targets next. A user who may store a hostname must not be able to make the
-// service call its own cloud's metadata endpoint (169.254.169.254), the
-// cluster's internal services or loopback. docs/warehouses.md, "Outbound
-// calls", describes it for operators.
+// to an address a user typed: the gateway's pre-flight checks, previews,
+// backfills and warehouse calls, and the workers' sources and targets (with
+// their own deny list: operator/src/worker/outbound.ts). A user who may store
+// a hostname must not be able to make the service call its own cloud's
+// metadata endpoint (169.254.169.254), the cluster's internal services or
+// loopback. docs/security.md describes both policies for operators.
 //
 // The check is on the RESOLVED address, at connect time: `lookup` is handed to
 // the socket, so the address that was checked is the address connected to (a
 // DNS answer that changes between a check and the connection — rebinding —
 // cannot slip through). IP literals skip DNS in node:net, so `assertHost`
-// checks them before a request is made.
+// checks them before a request is made. Kafka clients dial brokers through
+// both (operator/src/worker/kafka/broker-policy.ts).
 
 /**
  * Denied by default: "this" network, private (RFC 1918), carrier-grade NAT,
  * loopback, link-local (cloud metadata), IETF-reserved, benchmarking,
  * multicast and reserved IPv4; unspecified, loopback, unique-local (incl.
- * AWS's fd00:ec2::254), link-local and multicast IPv6. IPv4-mapped IPv6
- * addresses (::ffff:a.b.c.d) are judged by their IPv4 address.
+ * AWS's fd00:ec2::254), link-local and multicast IPv6. An IPv6 address that
+ * carries an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo:
+ * embedded-ipv4.ts) is also judged by that IPv4 address, under any list.
  */
 export const DEFAULT_DENIED_CIDRS: readonly string[] = [
   '0.0.0.0/8',
@@ -57,11 +61,14 @@ export class OutboundAddressDeniedError extends Error {
   constructor(
     readonly host: string,
     readonly address: string,
+    /** The denied IPv4 address `address` carries, when that is why it is denied. */
+    readonly embedded?: string,
   ) {
+    const what = embedded ? `${address} (which carries ${embedded})` : address;
     super(
       host === address
-        ? `Connections to ${address} are not allowed (private, loopback or link-local address)`
-        : `${host} resolves to ${address}: connections to private, loopback or link-local addresses are not allowed`,
+        ? `Connections to ${what} are not allowed (private, loopback or link-local address)`
+        : `${host} resolves to ${what}: connections to private, loopback or link-local addresses are not allowed`,
     );
   }
 }
@@ -112,17 +119,40 @@ export class OutboundPolicy {
 
   /** Whether a connection to this IP address may be opened. */
   isAllowed(address: string): boolean {
+    return this.refusal(address) === null;
+  }
+
+  /**
+   * Why a connection to this IP address may not be opened: `undefined` for
+   * the address itself (or not an IP address), the IPv4 address it carries
+   * when that one is denied; null when it is allowed. An allow entry
+   * matching the address itself wins over everything.
+   */
+  private refusal(address: string): string | undefined | null {
     const version = isIP(address);
-    if (version === 0) return false;
+    if (version === 0) return undefined;
     const family = version === 4 ? 'ipv4' : 'ipv6';
-    if (this.allowed.check(address, family)) return true;
-    return !this.denied.check(address, family);
+    if (this.allowed.check(address, family)) return null;
+    if (this.denied.check(address, family)) return undefined;
+    if (version === 6) {
+      const carried = embeddedIpv4(address).find((v4) => !this.isAllowed(v4));
+      if (carried !== undefined) return carried;
+    }
+    return null;
+  }
+
+  /** The refusal of a connection to `address` (resolved from `host`), or null when it is allowed. */
+  deniedError(host: string, address: string): OutboundAddressDeniedError | null {
+    const why = this.refusal(address);
+    return why === null ? null : new OutboundAddressDeniedError(host, address, why);
   }
 
   /** Throws OutboundAddressDeniedError for a denied IP literal; names are checked by `lookup`. */
   assertHost(host: string): void {
     const bare = host.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(bare) !== 0 && !this.isAllowed(bare)) throw new OutboundAddressDeniedError(host, bare);
+    if (isIP(bare) === 0) return;
+    const denied = this.deniedError(bare, bare);
+    if (denied) throw denied;
   }
 
   /**
@@ -133,8 +163,8 @@ export class OutboundPolicy {
   readonly lookup: LookupFunction = (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 4);
-      const bad = addresses.find((a) => !this.isAllowed(a.address));
-      if (bad) return callback(new OutboundAddressDeniedError(hostname, bad.address), '', 4);
+      const denied = addresses.map((a) => this.deniedError(hostname, a.address)).find(Boolean);
+      if (denied) return callback(denied, '', 4);
       if (addresses.length === 0) {
         const e = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
         return callback(e, '', 4);
