@@ -133,8 +133,13 @@ export async function topicExists(admin: Admin, topic: string): Promise<boolean>
 
 export type TextMessage = Message<string, string, string, string>;
 
-/** Every message of a topic, read from the beginning without committing. */
-export async function readTopic(brokers: string[], admin: Admin, topic: string): Promise<TextMessage[]> {
+/** Every message of a topic, read from the beginning without committing; fails after `ms`. */
+export async function readTopic(
+  brokers: string[],
+  admin: Admin,
+  topic: string,
+  ms = 30_000,
+): Promise<TextMessage[]> {
   const size = (await topicExists(admin, topic)) ? await topicSize(admin, topic) : 0;
   if (size === 0) return [];
   const consumer = new Consumer<string, string, string, string>({
@@ -160,7 +165,7 @@ export async function readTopic(brokers: string[], admin: Admin, topic: string):
     await new Promise<void>((res, rej) => {
       const timer = setTimeout(
         () => rej(new Error(`read ${out.length} of ${size} messages of ${topic}`)),
-        30_000,
+        ms,
       );
       stream.on('data', (m: TextMessage) => {
         out.push(m);

@@ -392,7 +392,10 @@ class Capture {
     };
     connection.on('copyData', ({ chunk }) => {
       if (halted) return;
-      queue.push(chunk);
+      // A copy: `chunk` is a view into pg-protocol's parser buffer, which the
+      // next socket read overwrites in place (the unparsed tail is moved to
+      // its start), so a chunk handled after that would hold other bytes.
+      queue.push(Buffer.from(chunk));
       if (!paused && queue.length >= HIGH_WATER) {
         paused = true;
         connection.stream.pause();
