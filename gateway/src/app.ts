@@ -11,6 +11,7 @@ import { authRoutes } from './features/auth/auth.routes.js';
 import { backfillRoutes } from './features/backfills/backfills.routes.js';
 import { connectorRoutes } from './features/connectors/connectors.routes.js';
 import { datamodelRoutes } from './features/datamodels/datamodels.routes.js';
+import { deletionRoutes } from './features/deletions/deletions.routes.js';
 import { subscriptionRoutes } from './features/subscriptions/subscriptions.routes.js';
 import { pipelineRoutes } from './features/pipelines/pipelines.routes.js';
 import { preflightRoutes } from './features/preflight/preflight.routes.js';
@@ -55,6 +56,7 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...warehouseRoutes(ctx),
     ...taskRoutes(ctx),
     ...backfillRoutes(ctx),
+    ...deletionRoutes(ctx),
   ];
 }
 

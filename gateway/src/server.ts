@@ -37,6 +37,7 @@ import { TaskScheduler } from './features/warehouses/scheduler.js';
 import { SlotMonitor } from './features/monitoring/slot-monitor.js';
 import { autoBackfills } from './features/backfills/backfills.auto.js';
 import { backfillRunner, stopBackfillRunner } from './features/backfills/backfills.runner.js';
+import { deletionRunner, stopDeletionRunner } from './features/deletions/deletions.runner.js';
 
 export interface RunningGateway {
   ctx: GatewayContext;
@@ -137,12 +138,15 @@ export async function createContext(
     backfillRunner(ctx).start(config.scheduler.intervalMs, () =>
       autoBackfills(ctx, config.backfills.autoMaxAgeMs),
     );
+  // Deletions of teams and environments whose objects are still to be removed (new, or their gateway stopped).
+  if (config.scheduler.enabled) deletionRunner(ctx).start(config.scheduler.intervalMs);
   return {
     ...ctx,
     closeDb: async () => {
       await scheduler?.stop();
       await slots?.stop();
       await stopBackfillRunner(ctx);
+      await stopDeletionRunner(ctx);
       await operator?.stop();
       await workerView?.close();
       await mirror.stop();

@@ -22,4 +22,5 @@ export * from './net/index.js';
 export * from './databricks/index.js';
 export * from './schemas/warehouses.js';
 export * from './schemas/backfills.js';
+export * from './schemas/deletions.js';
 export * from './schemas/preview.js';

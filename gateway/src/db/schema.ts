@@ -143,6 +143,7 @@ export interface Database {
   backfill_items: BackfillItemsTable;
   backfill_active_sources: BackfillActiveSourcesTable;
   auto_backfills: AutoBackfillsTable;
+  deletions: DeletionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -291,3 +292,25 @@ export interface AutoBackfillsTable {
 }
 export type BackfillRunRow = Selectable<BackfillRunsTable>;
 export type BackfillItemRow = Selectable<BackfillItemsTable>;
+
+/** Deletions of teams and environments and their progress (migration 0014, features/deletions). */
+export interface DeletionsTable {
+  id: Generated<string>;
+  kind: 'team' | 'env';
+  target_id: string;
+  target_name: string;
+  env_id: string;
+  team_ids: Json<string[]>;
+  state: 'pending' | 'running' | 'succeeded';
+  step: string | null;
+  progress: Json<Record<string, { total: number; deleted: number }>>;
+  message: string | null;
+  attempts: Generated<number>;
+  requested_by: string | null;
+  runner: string | null;
+  lease_until: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+export type DeletionRow = Selectable<DeletionsTable>;

@@ -58,8 +58,10 @@ export function updateEnv(db: Db, id: string, patch: Partial<Omit<EnvRow, 'id' |
   return db.updateTable('envs').set(values).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-export async function deleteEnv(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('envs').where('id', '=', id).execute();
+/** False when the environment was gone already (a concurrent delete). */
+export async function deleteEnv(db: Db, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('envs').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
 }
 
 export async function addEnvMember(db: Db, userId: string, envId: string, admin: boolean): Promise<void> {

@@ -6,6 +6,7 @@ import { conflict, notFound, unprocessable, type ValidationIssue } from '../../h
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { splitBrokerSecret, toEnvRead } from './envs.mapper.js';
 import * as repo from './envs.repository.js';
+import { recordEnvDeletion, startDeletions } from '../deletions/deletions.service.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
 const nameTaken = () => conflict('An environment with this name already exists');
@@ -129,7 +130,16 @@ export async function updateEnv(
   }
 }
 
+/**
+ * The environment and its teams go at once, with a recorded deletion of
+ * everything those teams own in one transaction (docs/api.md "Deletions").
+ */
 export async function deleteEnv(ctx: GatewayContext, p: Principal, id: string): Promise<void> {
-  await requireEnv(ctx.db, p, id, 'admin');
-  await repo.deleteEnv(ctx.db, id);
+  const env = await requireEnv(ctx.db, p, id, 'admin');
+  const deletion = await ctx.db.transaction().execute(async (trx) => {
+    const recorded = await recordEnvDeletion(trx, env, p.user.id);
+    if (!(await repo.deleteEnv(trx, id))) throw notFound('Environment not found');
+    return recorded;
+  });
+  startDeletions(ctx, [deletion]);
 }

@@ -58,8 +58,10 @@ export function updateTeam(db: Db, id: string, patch: { name?: string; descripti
     .executeTakeFirst();
 }
 
-export async function deleteTeam(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('teams').where('id', '=', id).execute();
+/** False when the team was gone already (a concurrent delete). */
+export async function deleteTeam(db: Db, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('teams').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
 }
 
 export function listTeamMembers(db: Db, teamId: string) {

@@ -6,6 +6,7 @@ import type { TeamRow } from '../../db/schema.js';
 import { conflict, forbidden, invalid, notFound, unprocessable } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { addEnvMember, setActiveEnvIfUnset } from '../envs/envs.repository.js';
+import { recordTeamDeletion, startDeletions } from '../deletions/deletions.service.js';
 import * as repo from './teams.repository.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { toIso } from '../../db/timestamps.js';
@@ -99,9 +100,20 @@ export async function updateTeam(ctx: GatewayContext, p: Principal, id: string, 
   }
 }
 
+/**
+ * The team goes at once, with a recorded deletion of everything it owns in
+ * one transaction: from the commit on, the team and its objects are gone
+ * from every read, and the deletion runner removes the objects (docs/api.md
+ * "Deletions").
+ */
 export async function deleteTeam(ctx: GatewayContext, p: Principal, id: string): Promise<void> {
-  await requireTeam(ctx.db, p, id, 'owner');
-  await repo.deleteTeam(ctx.db, id);
+  const team = await requireTeam(ctx.db, p, id, 'owner');
+  const deletion = await ctx.db.transaction().execute(async (trx) => {
+    const recorded = await recordTeamDeletion(trx, team, p.user.id);
+    if (!(await repo.deleteTeam(trx, id))) throw notFound('Team not found');
+    return recorded;
+  });
+  startDeletions(ctx, [deletion]);
 }
 
 export async function listMembers(ctx: GatewayContext, p: Principal, id: string): Promise<TeamMember[]> {

@@ -6,6 +6,7 @@ import { splitBrokerSecret, toEnvRead } from '../envs/envs.mapper.js';
 import { toUserRead } from './users.mapper.js';
 import * as repo from './transfer.repository.js';
 import { unusablePassword } from './users.service.js';
+import { recordDroppedTeams, startDeletions } from '../deletions/deletions.service.js';
 
 export async function exportAll(ctx: GatewayContext): Promise<ExportData> {
   const all = await ctx.db.transaction().execute((trx) => repo.readAll(trx));
@@ -89,13 +90,16 @@ function checkDocument(data: ExportData, p: Principal): ValidationIssue[] {
  * secrets are not in exports; they are kept for ids that already exist (a
  * `<redacted>` broker password keeps the stored one); new users must reset
  * their password. Service accounts and API keys are not part of the document
- * and are removed.
+ * and are removed. Teams the document leaves out are deleted with everything
+ * they own, as `DELETE /teams/{id}` and `DELETE /envs/{id}` do.
  */
 export async function importAll(ctx: GatewayContext, p: Principal, data: ExportData): Promise<void> {
   const issues = checkDocument(data, p);
   if (issues.length) throw unprocessable(issues);
-  await ctx.db.transaction().execute(async (trx) => {
+  const deletions = await ctx.db.transaction().execute(async (trx) => {
     const old = await repo.secretsById(trx);
+    // Teams the document leaves out are deleted as DELETE /teams/{id} does: in this transaction.
+    const dropped = await recordDroppedTeams(trx, data, p.user.id);
     await repo.deleteAll(trx);
     await repo.insertAll(trx, {
       users: data.users.map((u) => ({
@@ -133,5 +137,7 @@ export async function importAll(ctx: GatewayContext, p: Principal, data: ExportD
         .filter((u) => u.active_env_id)
         .map((u) => ({ id: u.id, env: u.active_env_id as string })),
     });
+    return dropped;
   });
+  startDeletions(ctx, deletions);
 }
