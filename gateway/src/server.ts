@@ -16,9 +16,10 @@ import {
   KubernetesSecretStore,
   reuseConnections,
   SecretBox,
-  workerSecretEnv,
+  type WorkerConfig,
 } from '@sluice/shared';
 import { buildApp } from './app.js';
+import { workerEnvFor } from './features/connectors/worker-config.js';
 import { attachWebSockets } from './features/logs/logs.socket.js';
 import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
@@ -177,7 +178,8 @@ function startEmbeddedOperator(
     workDir: join(ctx.config.dataDir, 'workers'),
     // Workers get the values of their configuration's secret references as
     // environment variables, as in a pod; they never see the master key's store.
-    secretEnv: (config) => workerSecretEnv(ctx.secretStore, ctx.config.namespace, config),
+    // Only the references their team is granted (docs/security.md).
+    secretEnv: (config) => workerEnvFor(ctx, config as WorkerConfig),
   });
   const opLog = log.child({ component: 'operator' });
   const controller = new Controller({

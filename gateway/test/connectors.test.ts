@@ -118,10 +118,11 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     );
     const patch = (body: Record<string, unknown>) =>
       gw.http.patch(`/api/connectors/${c.id}`).set(t.owner.auth).send(body);
+    // Same destination (a new host would need the password again: secret-grants.test.ts).
     const res = await patch({
       json_configuration: {
-        host: 'db2.internal',
-        database: 'shop',
+        host: 'db.internal',
+        database: 'shop2',
         user: 'cdc',
         password: REDACTED,
         whitelist: ['public.stock'],
@@ -129,7 +130,7 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     });
     expect(res.status).toBe(200);
     expect(res.body.json_configuration.whitelist).toEqual(['public.items', 'public.stock']);
-    expect(res.body.json_configuration.host).toBe('db2.internal');
+    expect(res.body.json_configuration.database).toBe('shop2');
     expect(res.body.datamodel_ids).toHaveLength(2);
     const secret = await gw.ctx.secretStore.get(gw.ctx.config.namespace, `sluice-connector-${c.id}`);
     expect(secret?.data.password).toBe(SECRETS.pgSource);
@@ -212,7 +213,12 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     const missing = await post(body(ref('nope', 'password')));
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0].loc).toEqual(['body', 'json_configuration', 'password']);
-    await gw.ctx.secretStore.put(gw.ctx.config.namespace, 'dwh-creds', { password: 'x' });
+    await gw.ctx.secretStore.put(
+      gw.ctx.config.namespace,
+      'dwh-creds',
+      { password: 'x' },
+      { annotations: { 'sluice.dev/allowed-teams': t.teamId } },
+    );
     const ok = await post(body(ref('dwh-creds', 'password')));
     expect(ok.status).toBe(201);
     expect(ok.body.json_configuration.password).toEqual(ref('dwh-creds', 'password'));
@@ -237,7 +243,7 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     });
     expect(res.status).toBe(422);
     expect(res.body.detail[0].loc).toEqual(['body', 'json_configuration', 'password']);
-    expect(res.body.detail[0].msg).toContain('managed by Sluice for another object');
+    expect(res.body.detail[0].msg).toContain('not granted to this team');
   });
 
   it('moves through start and stop by the table of spec 3.2', async () => {

@@ -245,7 +245,10 @@ describeWithKube('the mirror across watched namespaces, on a real API server', (
     const password = { valueFrom: { secretKeyRef: { name: 'shop-db', key: 'password' } } };
     await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
       namespace: home,
-      body: { metadata: { name: 'shop-db' }, stringData: { password: 'not-shown' } },
+      body: {
+        metadata: { name: 'shop-db', annotations: { 'sluice.dev/allowed-teams': t.teamId } },
+        stringData: { password: 'not-shown' },
+      },
     });
     const configuration = { host: 'db.internal', database: 'shop', user: 'cdc', password };
     await apply({

@@ -56,15 +56,15 @@ describe('pre-flight checks: shapes, unsupported types, webhook', () => {
   it('lists every pre-flight path of the spec in the OpenAPI document', () => {
     const paths = Object.keys(gw.openapi.paths as object);
     for (const p of [
-      '/api/connector-types/kafka-source/check-credentials',
-      '/api/connector-types/kafka-source/fetch-messages',
-      '/api/connector-types/kafka-source/list-topics',
-      '/api/connector-types/oracle-target/check-credentials',
-      '/api/connector-types/postgres-source/list-tables',
-      '/api/connector-types/mongo-source/list-collections',
-      '/api/connector-types/snowflake-target/warehouses',
-      '/api/connector-types/webhook-target/check-credentials',
-      '/api/envs/check-byok-credentials',
+      '/connector-types/kafka-source/check-credentials',
+      '/connector-types/kafka-source/fetch-messages',
+      '/connector-types/kafka-source/list-topics',
+      '/connector-types/oracle-target/check-credentials',
+      '/connector-types/postgres-source/list-tables',
+      '/connector-types/mongo-source/list-collections',
+      '/connector-types/snowflake-target/warehouses',
+      '/connector-types/webhook-target/check-credentials',
+      '/envs/check-byok-credentials',
     ]) {
       expect(paths).toContain(p);
     }
@@ -162,7 +162,7 @@ describe('pre-flight checks: shapes, unsupported types, webhook', () => {
       },
     });
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].msg).toMatch(/managed by Sluice/);
+    expect(res.body.detail[0].msg).toMatch(/not granted to this team/);
   });
 
   it('denies the metadata address and fails fast on a closed port', async () => {

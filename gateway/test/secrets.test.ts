@@ -1,10 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
-import { MANAGED_SECRET_LABEL, SecretNotFoundError } from '@sluice/shared';
+import {
+  MANAGED_SECRET_LABEL,
+  SecretNotFoundError,
+  SecretNotGrantedError,
+  type SecretScope,
+} from '@sluice/shared';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 const PLAINTEXT = 'pl41ntext-db-passw0rd-xyz';
 const OTHER = 'an0ther-t0ken-value-abc';
+/** A superuser's look: any granted secret (the scope of a reference is tested in secret-grants.test.ts). */
+const ANY: SecretScope = { teamIds: [], envIds: [], ownSecrets: ['sluice-conn-1'], anyGrant: true };
+const ENV = '6f0c2f4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
 
 describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
   let gw: TestGateway;
@@ -48,17 +56,42 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
         .send({ name: 'orders-db', data: { password: PLAINTEXT, token: OTHER } }),
     );
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ name: 'orders-db', keys: ['password', 'token'], managed: false });
-
-    // Any authenticated user sees names and keys: what a valueFrom reference needs.
-    const list = seen(await gw.http.get('/api/k8s-secrets').set(alice.auth));
-    expect(list.status).toBe(200);
-    expect(list.body).toEqual([{ name: 'orders-db', keys: ['password', 'token'], managed: false }]);
-
-    // The value is there for whoever resolves a reference (the workers' side).
-    await expect(gw.ctx.secretStore.resolve('workers', { name: 'orders-db', key: 'password' })).resolves.toBe(
-      PLAINTEXT,
+    // The superuser acts for no team: the new secret is granted to nobody yet.
+    expect(res.body).toEqual({
+      name: 'orders-db',
+      keys: ['password', 'token'],
+      managed: false,
+      allowed_team_ids: [],
+      allowed_env_ids: [],
+    });
+    // Nobody may use it, so nobody but a superuser sees it.
+    const none = seen(await gw.http.get('/api/k8s-secrets').set(alice.auth));
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual([]);
+    await expect(
+      gw.ctx.secretStore.resolve('workers', { name: 'orders-db', key: 'password' }, ANY),
+    ).rejects.toThrow(SecretNotGrantedError);
+    await gw.ctx.secretStore.put(
+      'workers',
+      'orders-db',
+      { password: PLAINTEXT, token: OTHER },
+      { annotations: { 'sluice.dev/allowed-envs': ENV } },
     );
+    const listed = seen(await gw.http.get('/api/k8s-secrets').set(admin.auth));
+    expect(listed.body).toEqual([
+      {
+        name: 'orders-db',
+        keys: ['password', 'token'],
+        managed: false,
+        allowed_team_ids: [],
+        allowed_env_ids: [ENV],
+      },
+    ]);
+
+    // The value is there for whoever resolves a granted reference (the workers' side).
+    await expect(
+      gw.ctx.secretStore.resolve('workers', { name: 'orders-db', key: 'password' }, ANY),
+    ).resolves.toBe(PLAINTEXT);
   });
 
   it('keeps only sealed values in the table', async () => {
@@ -83,9 +116,11 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
     );
     expect(res.status).toBe(201);
     expect(res.body.keys).toEqual(['password']);
-    await expect(gw.ctx.secretStore.resolve('workers', { name: 'orders-db', key: 'token' })).rejects.toThrow(
-      SecretNotFoundError,
-    );
+    // A replace without a grant keeps the secret's grant.
+    expect(res.body.allowed_env_ids).toEqual([ENV]);
+    await expect(
+      gw.ctx.secretStore.resolve('workers', { name: 'orders-db', key: 'token' }, ANY),
+    ).rejects.toThrow(SecretNotFoundError);
   });
 
   it('refuses writes from users who are not superusers', async () => {
@@ -129,15 +164,17 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
       'workers',
       'sluice-conn-1',
       { password: OTHER },
-      { [MANAGED_SECRET_LABEL]: 'true' },
+      { labels: { [MANAGED_SECRET_LABEL]: 'true' } },
     );
     // Another namespace is not the worker namespace.
     await gw.ctx.secretStore.put('elsewhere', 'hidden', { k: OTHER });
-    const list = seen(await gw.http.get('/api/k8s-secrets').set(alice.auth));
-    expect(list.body).toEqual([
-      { name: 'orders-db', keys: ['password'], managed: false },
-      { name: 'sluice-conn-1', keys: ['password'], managed: true },
+    // A managed secret is usable by its object only: a superuser sees it, a user does not.
+    const list = seen(await gw.http.get('/api/k8s-secrets').set(admin.auth));
+    expect(list.body.map((s: { name: string; managed: boolean }) => [s.name, s.managed])).toEqual([
+      ['orders-db', false],
+      ['sluice-conn-1', true],
     ]);
+    expect(seen(await gw.http.get('/api/k8s-secrets').set(alice.auth)).body).toEqual([]);
     const reserved = seen(
       await gw.http
         .post('/api/k8s-secrets')
@@ -148,7 +185,7 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
     const del = seen(await gw.http.delete('/api/k8s-secrets/sluice-conn-1').set(admin.auth));
     expect(del.status).toBe(409);
     await expect(
-      gw.ctx.secretStore.resolve('workers', { name: 'sluice-conn-1', key: 'password' }),
+      gw.ctx.secretStore.resolve('workers', { name: 'sluice-conn-1', key: 'password' }, ANY),
     ).resolves.toBe(OTHER);
   });
 
@@ -162,7 +199,11 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
   });
 
   it('names the missing secret or key, and no value, when a reference does not resolve', async () => {
-    const missingKey = gw.ctx.secretStore.resolve('workers', { name: 'sluice-conn-1', key: 'api_token' });
+    const missingKey = gw.ctx.secretStore.resolve(
+      'workers',
+      { name: 'sluice-conn-1', key: 'api_token' },
+      ANY,
+    );
     await expect(missingKey).rejects.toThrow(SecretNotFoundError);
     const err = (await missingKey.catch((e: unknown) => e)) as SecretNotFoundError;
     expect(err.message).toContain('api_token');
@@ -170,10 +211,12 @@ describe.each(databaseKinds())('k8s-secrets on %s', (kind) => {
     expect(err.message).not.toContain(OTHER);
     expect(err.key).toBe('api_token');
 
+    // A missing secret reads as one not granted: a caller never learns what exists.
     const missingSecret = (await gw.ctx.secretStore
-      .resolve('workers', { name: 'nope', key: 'k' })
+      .resolve('workers', { name: 'nope', key: 'k' }, ANY)
       .catch((e: unknown) => e)) as SecretNotFoundError;
-    expect(missingSecret).toBeInstanceOf(SecretNotFoundError);
+    expect(missingSecret).toBeInstanceOf(SecretNotGrantedError);
     expect(missingSecret.message).toContain('"nope"');
+    expect(missingSecret.message).toContain('not granted');
   });
 });

@@ -299,7 +299,8 @@ describe.each(databaseKinds())('warehouses on %s', (kind) => {
       ],
       [
         'an unreachable host',
-        { server_hostname: '127.0.0.1:1' },
+        // A new hostname needs the token again (docs/security.md).
+        { server_hostname: '127.0.0.1:1', access_token: SECRETS.warehouseToken },
         'server_hostname',
         /refused the connection/,
       ],

@@ -1,7 +1,7 @@
 import { isSecretRef, REDACTED, validateMapperConfig, type SecretRef } from '@sluice/shared';
 import type { GatewayContext } from '../context.js';
 import type { ValidationIssue } from '../http/errors.js';
-import { missingReferences } from './secrets.js';
+import { missingReferences, teamSecretScope } from './secrets.js';
 
 // Spec 2.14 for mapper rules: the passphrase of an encrypting rule
 // (`encrypt_key`) is a secret like any other. Inline values go into the
@@ -30,7 +30,10 @@ export async function prepareMapper(
   previous: Rule[] | null,
   secretName: string,
   loc: (string | number)[],
+  /** The team of the subscription: references are checked against its grants. */
+  teamId: string,
 ): Promise<{ prepared: PreparedMapper; issues: ValidationIssue[] }> {
+  const scope = await teamSecretScope(ctx, [teamId], [secretName]);
   const issues: ValidationIssue[] = [];
   const data: Record<string, string> = {};
   const out: Rule[] = [];
@@ -46,7 +49,7 @@ export async function prepareMapper(
     if (value === REDACTED) {
       const before = previous?.find((r) => r.key === rule.key)?.encrypt_key;
       if (isSecretRef(before) && before.valueFrom.secretKeyRef.name === secretName) {
-        data[key] = await ctx.secretStore.resolve(ctx.config.namespace, before.valueFrom.secretKeyRef);
+        data[key] = await ctx.secretStore.resolve(ctx.config.namespace, before.valueFrom.secretKeyRef, scope);
         rule.encrypt_key = ref(secretName, key);
       } else if (isSecretRef(before)) {
         rule.encrypt_key = before;
@@ -70,7 +73,7 @@ export async function prepareMapper(
     isRule(r) && isSecretRef(r.encrypt_key) ? { ...r, encrypt_key: '*' } : r,
   );
   issues.push(...validateMapperConfig(forValidation).map((i) => ({ ...i, loc: [...loc, ...i.loc] })));
-  issues.push(...(await missingReferences(ctx, refs, secretName)));
+  issues.push(...(await missingReferences(ctx, refs, scope)));
   return { prepared: { rules: out, data }, issues };
 }
 

@@ -1,11 +1,15 @@
 import {
   isSecretRef,
   MANAGED_SECRET_LABEL,
-  MANAGED_SECRET_PREFIX,
+  SecretNotFoundError,
+  SecretNotGrantedError,
   type ClusterObject,
+  type SecretScope,
   type SluiceKind,
 } from '@sluice/shared';
+import type { Principal } from '../auth/principal.js';
 import type { GatewayContext } from '../context.js';
+import { placesOfTeams, placesOfUser } from '../features/secrets/secrets.repository.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { Step } from './store.js';
 
@@ -14,49 +18,70 @@ import type { Step } from './store.js';
 export { managedSecretName } from '@sluice/shared';
 
 /**
- * 422 items for `valueFrom` references (at `fields` of `config`) that point at
- * no secret or no key: a worker could not start with them. References to the
- * object's own managed secret are ours and skipped.
+ * The scope a reference of an object of `teamId` is checked in
+ * (docs/security.md, "Secret references"): the team, its environment, and
+ * the managed secrets of the objects whose configuration holds it.
  */
-/**
- * Another object's managed Secret: it holds that object's (maybe another
- * team's) values, so no configuration may reference it — a worker or a
- * pre-flight check would receive them. `ownSecret`: the object's own one.
- */
-export function isForeignManagedSecret(name: string, ownSecret: string | undefined): boolean {
-  return name.startsWith(MANAGED_SECRET_PREFIX) && name !== ownSecret;
+export async function teamSecretScope(
+  ctx: GatewayContext,
+  teamIds: readonly string[],
+  ownSecrets: readonly string[],
+): Promise<SecretScope> {
+  const places = await placesOfTeams(ctx.db, teamIds);
+  return {
+    teamIds: places.map((t) => t.teamId),
+    envIds: [...new Set(places.map((t) => t.envId))],
+    ownSecrets,
+  };
 }
 
+/**
+ * The scope of a caller acting for no object (a pre-flight without a
+ * connector, the listing of GET /k8s-secrets): every team they act for; a
+ * superuser, any secret granted to someone.
+ */
+export async function callerSecretScope(ctx: GatewayContext, p: Principal): Promise<SecretScope> {
+  const places = await placesOfUser(ctx.db, p.user.id);
+  return {
+    teamIds: places.map((t) => t.teamId),
+    envIds: [...new Set(places.map((t) => t.envId))],
+    ownSecrets: [],
+    ...(p.user.is_superuser ? { anyGrant: true } : {}),
+  };
+}
+
+/**
+ * 422 items for `valueFrom` references (at `loc`) that `scope` may not use
+ * (not granted, the control plane's, another object's managed secret, or
+ * missing: one message for all, so a caller never learns whether a secret
+ * it may not use exists) or whose key is missing: a worker could not start
+ * with them. References to the object's own managed secret are ours and
+ * skipped (it may not exist before the write).
+ */
 export async function missingReferences(
   ctx: GatewayContext,
   values: { loc: (string | number)[]; value: unknown }[],
-  ownSecret: string,
+  scope: SecretScope,
 ): Promise<ValidationIssue[]> {
   const issues: ValidationIssue[] = [];
   for (const { loc, value } of values) {
     if (!isSecretRef(value)) continue;
-    const { name, key } = value.valueFrom.secretKeyRef;
-    if (name === ownSecret) continue;
-    if (isForeignManagedSecret(name, ownSecret)) {
-      issues.push({
-        loc,
-        msg: `Secret "${name}" is managed by Sluice for another object; reference a Secret of your own`,
-        type: 'value_error',
-      });
-      continue;
-    }
-    const secret = await ctx.secretStore.get(ctx.config.namespace, name);
-    if (!secret)
-      issues.push({
-        loc,
-        msg: `Secret "${name}" does not exist (GET /k8s-secrets lists them)`,
-        type: 'value_error',
-      });
-    else if (!Object.hasOwn(secret.data, key)) {
-      issues.push({ loc, msg: `Secret "${name}" has no key "${key}"`, type: 'value_error' });
+    const ref = value.valueFrom.secretKeyRef;
+    if (scope.ownSecrets.includes(ref.name)) continue;
+    try {
+      await ctx.secretStore.resolve(ctx.config.namespace, ref, scope);
+    } catch (e) {
+      if (!(e instanceof SecretNotFoundError)) throw e;
+      issues.push({ loc, msg: referenceMessage(e), type: 'value_error' });
     }
   }
   return issues;
+}
+
+/** The sentence of a refused reference: the store's, without the namespace's name. */
+export function referenceMessage(e: SecretNotFoundError): string {
+  if (e instanceof SecretNotGrantedError) return e.message;
+  return `Secret "${e.secretName}" has no key "${e.key ?? ''}"`;
 }
 
 /**
@@ -81,13 +106,17 @@ export async function secretStep(
   if (!before && Object.keys(next).length === 0) return undefined;
   const labels = { [MANAGED_SECRET_LABEL]: 'true' };
   const restore = async () => {
-    if (before) await ctx.secretStore.put(ns, name, before.data, before.labels);
-    else await ctx.secretStore.delete(ns, name);
+    if (before) {
+      await ctx.secretStore.put(ns, name, before.data, {
+        labels: before.labels,
+        annotations: before.annotations,
+      });
+    } else await ctx.secretStore.delete(ns, name);
   };
   return {
     run: async () => {
       if (Object.keys(next).length === 0) await ctx.secretStore.delete(ns, name);
-      else await ctx.secretStore.put(ns, name, next, labels);
+      else await ctx.secretStore.put(ns, name, next, { labels });
     },
     undo: restore,
   };

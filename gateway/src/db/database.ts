@@ -14,6 +14,7 @@ import * as backfills from './migrations/2026-11-23-0008-backfills.js';
 import * as autoBackfills from './migrations/2026-11-24-0009-auto-backfills.js';
 import * as backfillTurnedOn from './migrations/2026-11-24-0010-backfill-turned-on.js';
 import * as backfillOnConsumed from './migrations/2026-11-24-0011-backfill-on-consumed.js';
+import * as secretGrants from './migrations/2026-11-26-0013-secret-grants.js';
 import * as deletions from './migrations/2026-11-26-0014-deletions.js';
 import type { Database } from './schema.js';
 
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-0009-auto-backfills': autoBackfills,
   '2026-11-24-0010-backfill-turned-on': backfillTurnedOn,
   '2026-11-24-0011-backfill-on-consumed': backfillOnConsumed,
+  '2026-11-26-0013-secret-grants': secretGrants,
   '2026-11-26-0014-deletions': deletions,
 };
 

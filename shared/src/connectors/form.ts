@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CONNECTOR_TYPE_IDS, requireConnectorType, type ConnectorTypeDef } from './registry.js';
-import { isSecretSchema } from './secret.js';
+import { isSecretMapSchema, isSecretSchema } from './secret.js';
 
 // The form fields of `GET /connector-types/`, derived from the configuration
 // schemas: the schema is the one definition of a field.
@@ -119,7 +119,8 @@ function fieldOf(
     title: typeof prop.title === 'string' ? prop.title : name,
     type: (value.type as FormField['type'] | undefined) ?? 'string',
     required,
-    secret,
+    // A map of secrets (headers) is typed in as secrets too.
+    secret: secret || isSecretMapSchema(prop),
   };
   if (Array.isArray(value.enum)) field.enum = value.enum as FormField['enum'];
   if ('default' in prop) field.default = prop.default;

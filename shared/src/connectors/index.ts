@@ -17,6 +17,7 @@ export {
 } from './registry.js';
 export {
   isSecretRef,
+  isSecretMapSchema,
   isSecretSchema,
   SECRET_KEYWORD,
   SecretKeySelector,
@@ -32,6 +33,7 @@ export {
   withConnectorDefaults,
   type ConnectorConfigIssue,
 } from './validate.js';
+export { changedDestination, destinationFields, WAREHOUSE_DESTINATION_FIELDS } from './destination.js';
 export {
   ConnectorTypeList,
   ConnectorTypeRead,

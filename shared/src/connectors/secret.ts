@@ -80,3 +80,10 @@ export function isSecretSchema(schema: unknown): boolean {
     !!schema && typeof schema === 'object' && (schema as Record<string, unknown>)[SECRET_KEYWORD] === true
   );
 }
+
+/** A map whose every value is a secret (WEBHOOK_TARGET's `headers`): a Record of secret fields. */
+export function isSecretMapSchema(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object') return false;
+  const pattern = (schema as { patternProperties?: Record<string, unknown> }).patternProperties;
+  return !!pattern && Object.values(pattern).some(isSecretSchema);
+}

@@ -250,13 +250,15 @@ export const WebhookTargetConfig = configSchema(
       description: 'Endpoint that receives the rows',
     }),
     method: Type.Optional(StringEnum(WEBHOOK_METHODS, { default: 'POST', description: 'HTTP method' })),
+    // Header values are secrets: an API key often travels in one.
     headers: Type.Optional(
       Type.Record(
         Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }),
-        Type.String({ maxLength: 8192 }),
+        secretField('Value of the header', { inline: { minLength: 0, maxLength: 8192 } }),
         {
           maxProperties: 50,
-          description: 'Extra request headers (not secret: put credentials in the auth fields)',
+          description:
+            'Extra request headers; each value is a secret (inline, read back as "<redacted>", or a valueFrom reference)',
         },
       ),
     ),

@@ -276,7 +276,7 @@ describe('secret fields', () => {
     POSTGRES_TARGET: ['password'],
     MSSQL_TARGET: ['password'],
     ELASTICSEARCH_TARGET: ['api_key', 'password'],
-    WEBHOOK_TARGET: ['auth_password', 'bearer_token', 'auth_header_value', 'signing_secret'],
+    WEBHOOK_TARGET: ['headers.*', 'auth_password', 'bearer_token', 'auth_header_value', 'signing_secret'],
     JOB_SMT: [],
   };
 
@@ -285,13 +285,16 @@ describe('secret fields', () => {
   });
 
   it.each(CONNECTOR_TYPE_IDS)('%s: every secret field takes an inline value or a reference', (type) => {
+    // A secret map (`headers.*`) holds secrets as its values.
+    const at = (field: string, value: unknown) =>
+      field.endsWith('.*') ? { [field.slice(0, -2)]: { 'X-Key': value } } : { [field]: value };
     for (const field of secretPaths(type)) {
       const inline = field === 'ssh_private_key' ? sshKey : 'inline-value';
-      expect([field, validateConnectorConfig(type, { ...SAMPLES[type], [field]: inline })]).toEqual([
+      expect([field, validateConnectorConfig(type, { ...SAMPLES[type], ...at(field, inline) })]).toEqual([
         field,
         [],
       ]);
-      const withRef = { ...SAMPLES[type], [field]: ref('my-secret', 'value.txt') };
+      const withRef = { ...SAMPLES[type], ...at(field, ref('my-secret', 'value.txt')) };
       expect([field, validateConnectorConfig(type, withRef)]).toEqual([field, []]);
     }
   });

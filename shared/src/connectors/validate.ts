@@ -1,7 +1,7 @@
 import { Ajv2020 as Ajv, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { requireConnectorType, type ConnectorTypeDef } from './registry.js';
-import { isSecretSchema, SECRET_KEYWORD } from './secret.js';
+import { isSecretMapSchema, isSecretSchema, SECRET_KEYWORD } from './secret.js';
 import { instanceLoc, issueMessage, issueType, withoutIds } from '../validation/ajv-issues.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -125,10 +125,16 @@ export function withConnectorDefaults<T>(type: string, config: T): T {
   return copy;
 }
 
-/** Names of the secret fields of a type's configuration (spec 2.14). */
+/**
+ * The secret fields of a type's configuration (spec 2.14): their names, and
+ * `name.*` for a map whose values are each a secret (WEBHOOK_TARGET's
+ * `headers`); `secretSlots` of shared/secrets walks both.
+ */
 export function secretPaths(type: string): string[] {
   const props = requireConnectorType(type).schema.properties as Record<string, unknown>;
-  return Object.entries(props)
-    .filter(([, schema]) => isSecretSchema(schema))
-    .map(([name]) => name);
+  return Object.entries(props).flatMap(([name, schema]) => {
+    if (isSecretSchema(schema)) return [name];
+    if (isSecretMapSchema(schema)) return [`${name}.*`];
+    return [];
+  });
 }

@@ -3,6 +3,8 @@
 // value is in a Secret of the worker namespace: a Kubernetes Secret with the
 // Kubernetes adapter, a row sealed under the master key with the embedded one.
 
+import { isSecretUsable, type SecretScope } from '../secrets/grants.js';
+
 /** The label that marks a secret Sluice created and owns (named `sluice-…`). */
 export const MANAGED_SECRET_LABEL = 'sluice.dev/managed';
 /** Managed secrets are named with this prefix; users may not create such names. */
@@ -21,6 +23,8 @@ export interface StoredSecret {
   name: string;
   data: Record<string, string>;
   labels: Record<string, string>;
+  /** Where the grant lives (`sluice.dev/allowed-teams`, `sluice.dev/allowed-envs`). */
+  annotations: Record<string, string>;
   createdAt: Date;
 }
 
@@ -29,12 +33,19 @@ export interface SecretSummary {
   name: string;
   keys: string[];
   labels: Record<string, string>;
+  annotations: Record<string, string>;
   createdAt: Date;
+}
+
+/** Labels and annotations of a secret, as `put` writes them. */
+export interface SecretMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 /** A reference that points at no secret, or at a key the secret does not have. The message holds no value. */
 export class SecretNotFoundError extends Error {
-  override readonly name = 'SecretNotFoundError';
+  override readonly name: string = 'SecretNotFoundError';
   constructor(
     readonly namespace: string,
     readonly secretName: string,
@@ -48,32 +59,50 @@ export class SecretNotFoundError extends Error {
   }
 }
 
+/**
+ * A reference the scope may not use (docs/security.md, "Secret references").
+ * A missing secret gets this error too: the message never tells whether a
+ * secret the caller may not see exists.
+ */
+export class SecretNotGrantedError extends SecretNotFoundError {
+  override readonly name: string = 'SecretNotGrantedError';
+  constructor(namespace: string, secretName: string) {
+    super(namespace, secretName);
+    this.message =
+      `Secret "${secretName}" is not granted to this team (a secret is usable once annotated ` +
+      `sluice.dev/allowed-teams or sluice.dev/allowed-envs; GET /k8s-secrets lists the usable ones)`;
+  }
+}
+
 export interface SecretStorePort {
   readonly adapter: 'embedded' | 'kubernetes';
-  /** Creates the secret or replaces its data and labels whole. */
-  put(
-    namespace: string,
-    name: string,
-    data: Record<string, string>,
-    labels?: Record<string, string>,
-  ): Promise<void>;
+  /** Creates the secret or replaces its data, labels and annotations whole. */
+  put(namespace: string, name: string, data: Record<string, string>, meta?: SecretMetadata): Promise<void>;
   get(namespace: string, name: string): Promise<StoredSecret | undefined>;
-  /** The value a reference points at; SecretNotFoundError when the secret or the key is missing. */
-  resolve(namespace: string, ref: { name: string; key: string }): Promise<string>;
+  /**
+   * The value a reference points at, when `scope` may use the secret
+   * (`isSecretUsable`): SecretNotGrantedError when it may not or the secret
+   * is missing, SecretNotFoundError when the key is missing.
+   */
+  resolve(namespace: string, ref: { name: string; key: string }, scope: SecretScope): Promise<string>;
   /** Every secret of the namespace by name, without values. */
   list(namespace: string): Promise<SecretSummary[]>;
   /** True when there was a secret to delete. */
   delete(namespace: string, name: string): Promise<boolean>;
 }
 
-/** `resolve` of every adapter: the referenced key of a secret read with `get`. */
+/**
+ * `resolve` of every adapter, the one place a reference meets its secret:
+ * the referenced key of a secret read with `get`, if the scope may use it.
+ */
 export async function resolveSecretRef(
   store: Pick<SecretStorePort, 'get'>,
   namespace: string,
   ref: { name: string; key: string },
+  scope: SecretScope,
 ): Promise<string> {
   const secret = await store.get(namespace, ref.name);
-  if (!secret) throw new SecretNotFoundError(namespace, ref.name);
+  if (!secret || !isSecretUsable(secret, scope)) throw new SecretNotGrantedError(namespace, ref.name);
   if (!Object.hasOwn(secret.data, ref.key)) throw new SecretNotFoundError(namespace, ref.name, ref.key);
   return secret.data[ref.key] as string;
 }

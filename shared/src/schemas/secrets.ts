@@ -17,6 +17,9 @@ const SecretKey = Type.String({
   description: 'A key of the Secret',
 });
 
+const Ids = (description: string) =>
+  Type.Array(Type.String({ format: 'uuid' }), { maxItems: 1000, uniqueItems: true, description });
+
 export const WorkerSecretRead = Type.Object(
   {
     name: SecretName,
@@ -24,6 +27,12 @@ export const WorkerSecretRead = Type.Object(
     managed: Type.Boolean({
       description: 'Created by Sluice for the inline secrets of a resource (label sluice.dev/managed)',
     }),
+    allowed_team_ids: Type.Optional(
+      Ids('Superusers only: the teams granted the secret (annotation sluice.dev/allowed-teams)'),
+    ),
+    allowed_env_ids: Type.Optional(
+      Ids('Superusers only: the environments granted the secret (annotation sluice.dev/allowed-envs)'),
+    ),
   },
   { $id: 'WorkerSecretRead', additionalProperties: false },
 );
@@ -39,6 +48,13 @@ export const WorkerSecretCreate = Type.Object(
       propertyNames: { minLength: 1, maxLength: 253, pattern: SecretKeySelector.properties.key.pattern },
       description: 'Values by key (plain text, not base64); keys are letters, digits, "-", "_" and "."',
     }),
+    allowed_team_ids: Type.Optional(
+      Ids(
+        'Teams that may reference the secret. With neither list, a new secret is granted to the ' +
+          "caller's teams and a replaced one keeps its grant",
+      ),
+    ),
+    allowed_env_ids: Type.Optional(Ids('Environments whose every team may reference the secret')),
   },
   { $id: 'WorkerSecretCreate', additionalProperties: false },
 );

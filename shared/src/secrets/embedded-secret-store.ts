@@ -3,18 +3,21 @@ import { InvalidError } from '../cluster/errors.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import {
   resolveSecretRef,
+  type SecretMetadata,
   type SecretStorePort,
   type SecretSummary,
   type StoredSecret,
 } from '../ports/secret-store.js';
+import type { SecretScope } from './grants.js';
 
-// The table of migration 2026-11-23-0004-secrets, as this adapter sees it.
+// The table of migrations 2026-11-23-0004-secrets and 2026-11-26-0013-secret-grants, as this adapter sees it.
 interface SecretTables {
   secrets: {
     namespace: string;
     name: string;
     sealed_data: string;
     labels: Record<string, string>;
+    annotations: Record<string, string>;
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
@@ -58,20 +61,22 @@ export class EmbeddedSecretStore implements SecretStorePort {
     namespace: string,
     name: string,
     data: Record<string, string>,
-    labels: Record<string, string> = {},
+    meta: SecretMetadata = {},
   ): Promise<void> {
     checkName('Namespace', namespace);
     checkName('Secret name', name);
     checkData(data);
     const sealed = this.#box.seal(JSON.stringify(data));
-    const labelJson = sql<Record<string, string>>`${JSON.stringify(labels)}::jsonb`;
+    const labelJson = sql<Record<string, string>>`${JSON.stringify(meta.labels ?? {})}::jsonb`;
+    const annotationJson = sql<Record<string, string>>`${JSON.stringify(meta.annotations ?? {})}::jsonb`;
     await this.#db
       .insertInto('secrets')
-      .values({ namespace, name, sealed_data: sealed, labels: labelJson })
+      .values({ namespace, name, sealed_data: sealed, labels: labelJson, annotations: annotationJson })
       .onConflict((oc) =>
         oc.columns(['namespace', 'name']).doUpdateSet({
           sealed_data: sealed,
           labels: labelJson,
+          annotations: annotationJson,
           updated_at: sql<Date>`now()`,
         }),
       )
@@ -81,7 +86,7 @@ export class EmbeddedSecretStore implements SecretStorePort {
   async get(namespace: string, name: string): Promise<StoredSecret | undefined> {
     const row = await this.#db
       .selectFrom('secrets')
-      .select(['name', 'sealed_data', 'labels', 'created_at'])
+      .select(['name', 'sealed_data', 'labels', 'annotations', 'created_at'])
       .where('namespace', '=', namespace)
       .where('name', '=', name)
       .executeTakeFirst();
@@ -90,18 +95,19 @@ export class EmbeddedSecretStore implements SecretStorePort {
       name: row.name,
       data: this.#open(row.sealed_data),
       labels: row.labels,
+      annotations: row.annotations,
       createdAt: row.created_at,
     };
   }
 
-  async resolve(namespace: string, ref: { name: string; key: string }): Promise<string> {
-    return resolveSecretRef(this, namespace, ref);
+  async resolve(namespace: string, ref: { name: string; key: string }, scope: SecretScope): Promise<string> {
+    return resolveSecretRef(this, namespace, ref, scope);
   }
 
   async list(namespace: string): Promise<SecretSummary[]> {
     const rows = await this.#db
       .selectFrom('secrets')
-      .select(['name', 'sealed_data', 'labels', 'created_at'])
+      .select(['name', 'sealed_data', 'labels', 'annotations', 'created_at'])
       .where('namespace', '=', namespace)
       .orderBy('name')
       .execute();
@@ -109,6 +115,7 @@ export class EmbeddedSecretStore implements SecretStorePort {
       name: row.name,
       keys: Object.keys(this.#open(row.sealed_data)).sort(),
       labels: row.labels,
+      annotations: row.annotations,
       createdAt: row.created_at,
     }));
   }

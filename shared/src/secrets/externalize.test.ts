@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { REDACTED } from '../schemas/common.js';
-import { externalizeSecrets, redactSecrets } from './externalize.js';
+import { externalizeSecrets, redactSecrets, secretSlots } from './externalize.js';
 
 const MANAGED = 'sluice-conn-1234';
 const ref = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } });
@@ -121,5 +121,80 @@ describe('redactSecrets', () => {
     expect(again.config).toEqual(first.config);
     expect(again.retained).toEqual(['password']);
     expect(again.data).toEqual({});
+  });
+});
+
+describe('secret maps (each value of `headers` is a secret)', () => {
+  const mapFields = ['bearer_token', 'headers.*'];
+  it('moves each header value into the managed secret, under a key the Secret accepts', () => {
+    const config = {
+      url: 'https://h',
+      headers: { 'X-Api-Key': 'k3y', "we!rd'": 'v', 'X-Ref': ref('mine', 'k') },
+    };
+    const out = externalizeSecrets({ config, secretFields: mapFields, secretName: MANAGED });
+    expect(out.issues).toEqual([]);
+    expect(out.data['headers.X-Api-Key']).toBe('k3y');
+    const weird = Object.keys(out.data).find((k) => k !== 'headers.X-Api-Key');
+    expect(weird).toMatch(/^headers-[0-9a-f]{16}$/);
+    expect(out.config.headers).toEqual({
+      'X-Api-Key': ref(MANAGED, 'headers.X-Api-Key'),
+      "we!rd'": ref(MANAGED, weird as string),
+      'X-Ref': ref('mine', 'k'),
+    });
+    const read = redactSecrets(out.config, mapFields, MANAGED);
+    expect(read.headers).toEqual({ 'X-Api-Key': REDACTED, "we!rd'": REDACTED, 'X-Ref': ref('mine', 'k') });
+    // Sent back, every header keeps its stored reference.
+    const again = externalizeSecrets({
+      config: read,
+      secretFields: mapFields,
+      previous: out.config,
+      secretName: MANAGED,
+    });
+    expect(again.config).toEqual(out.config);
+    expect(again.retained.sort()).toEqual(['headers.X-Api-Key', weird].sort());
+  });
+
+  it('reports a <redacted> header without a stored value at the header', () => {
+    const out = externalizeSecrets({
+      config: { headers: { 'X-New': REDACTED } },
+      secretFields: mapFields,
+      previous: { headers: {} },
+      secretName: MANAGED,
+    });
+    expect(out.issues).toEqual([{ loc: ['headers', 'X-New'], msg: expect.any(String), type: 'missing' }]);
+  });
+
+  it('lists the slots of fields and maps, absent ones skipped', () => {
+    expect(secretSlots({ headers: { A: 'x' } }, mapFields)).toEqual([
+      { loc: ['headers', 'A'], key: 'headers.A', value: 'x' },
+    ]);
+  });
+});
+
+describe('a change of destination', () => {
+  it('refuses <redacted> for every kept secret, naming the field and the change', () => {
+    const previous = { host: 'old', password: ref(MANAGED, 'password'), ssh_private_key: ref('mine', 'key') };
+    const out = externalizeSecrets({
+      config: { host: 'evil', password: REDACTED, ssh_private_key: REDACTED },
+      secretFields: fields,
+      previous,
+      secretName: MANAGED,
+      changedDestination: 'host',
+    });
+    expect(out.issues.map((i) => i.loc)).toEqual([['password'], ['ssh_private_key']]);
+    expect(out.issues[0]?.msg).toContain('password is required again because host changed');
+    expect(out.retained).toEqual([]);
+  });
+
+  it('accepts new values and explicit references with it', () => {
+    const out = externalizeSecrets({
+      config: { host: 'new', password: 'pw2', ssh_private_key: ref('mine', 'key') },
+      secretFields: fields,
+      previous: { host: 'old', password: ref(MANAGED, 'password') },
+      secretName: MANAGED,
+      changedDestination: 'host',
+    });
+    expect(out.issues).toEqual([]);
+    expect(out.data).toEqual({ password: 'pw2' });
   });
 });

@@ -1,12 +1,16 @@
 // Secret values out of resources (spec 2.14): the embedded store and the
-// helpers that move inline values into it and redact them on reads.
+// helpers that move inline values into it and redact them on reads; who may
+// reference which secret (grants).
 export { EmbeddedSecretStore } from './embedded-secret-store.js';
 export {
   externalizeSecrets,
   redactSecrets,
+  secretSlots,
   type ExternalizeInput,
   type ExternalizeResult,
   type SecretIssue,
+  type SecretSlot,
 } from './externalize.js';
+export * from './grants.js';
 export * from './kubernetes-secret-store.js';
 export * from './worker-env.js';

@@ -2,16 +2,20 @@ import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubern
 import { InvalidError } from '../cluster/errors.js';
 import {
   resolveSecretRef,
+  type SecretMetadata,
   type SecretStorePort,
   type SecretSummary,
   type StoredSecret,
 } from '../ports/secret-store.js';
+import type { SecretScope } from './grants.js';
 
 // Spec 2.14 with the Kubernetes adapter: secret values live in Kubernetes
 // Secrets of the worker namespace, where worker pods can mount them and
 // `valueFrom.secretKeyRef` means what it means in Kubernetes. Encryption at
 // rest is the cluster's (an EncryptionConfiguration for secrets in the API
-// server); Sluice never writes a value anywhere else.
+// server); Sluice never writes a value anywhere else. The grant of a Secret
+// (who may reference it, secrets/grants.ts) is in its annotations, where
+// `kubectl annotate` and GitOps manifests put it.
 
 const decode = (data: Record<string, string> | undefined): Record<string, string> =>
   Object.fromEntries(
@@ -52,12 +56,12 @@ export class KubernetesSecretStore implements SecretStorePort {
     namespace: string,
     name: string,
     data: Record<string, string>,
-    labels: Record<string, string> = {},
+    meta: SecretMetadata = {},
   ): Promise<void> {
     // stringData would be merged into existing data on update; the port
     // replaces data whole, so send `data` (base64) on both paths.
     const body: V1Secret = {
-      metadata: { name, namespace, labels },
+      metadata: { name, namespace, labels: meta.labels ?? {}, annotations: meta.annotations ?? {} },
       type: 'Opaque',
       data: Object.fromEntries(
         Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
@@ -78,15 +82,21 @@ export class KubernetesSecretStore implements SecretStorePort {
   async get(namespace: string, name: string): Promise<StoredSecret | undefined> {
     try {
       const s = await this.api.readNamespacedSecret({ name, namespace });
-      return { name, data: decode(s.data), labels: s.metadata?.labels ?? {}, createdAt: created(s) };
+      return {
+        name,
+        data: decode(s.data),
+        labels: s.metadata?.labels ?? {},
+        annotations: s.metadata?.annotations ?? {},
+        createdAt: created(s),
+      };
     } catch (error) {
       if (code(error) === 404) return undefined;
       throw error;
     }
   }
 
-  async resolve(namespace: string, ref: { name: string; key: string }): Promise<string> {
-    return resolveSecretRef(this, namespace, ref);
+  async resolve(namespace: string, ref: { name: string; key: string }, scope: SecretScope): Promise<string> {
+    return resolveSecretRef(this, namespace, ref, scope);
   }
 
   async list(namespace: string): Promise<SecretSummary[]> {
@@ -96,6 +106,7 @@ export class KubernetesSecretStore implements SecretStorePort {
         name: s.metadata?.name ?? '',
         keys: Object.keys(s.data ?? {}).sort(),
         labels: s.metadata?.labels ?? {},
+        annotations: s.metadata?.annotations ?? {},
         createdAt: created(s),
       }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

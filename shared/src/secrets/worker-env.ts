@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isSecretRef } from '../connectors/secret.js';
 import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
+import type { SecretScope } from './grants.js';
 
 // How a worker in a pod receives secret values: the Deployment maps every
 // `valueFrom.secretKeyRef` of its configuration to an environment variable
@@ -43,18 +44,21 @@ export function secretFromEnv(ref: SecretKeyRef, env: NodeJS.ProcessEnv = proces
 
 /**
  * The process runtime's side (one machine): the environment a Deployment
- * would give the worker, resolved from the secret store. A reference to a
- * missing secret or key is left out, and the worker then fails naming it.
+ * would give the worker, resolved from the secret store for `scope` (the
+ * worker's team and the managed secrets of the objects it serves). A
+ * reference to a missing, ungranted secret or key is left out, and the
+ * worker then fails naming it.
  */
 export async function workerSecretEnv(
   store: SecretStorePort,
   namespace: string,
   config: unknown,
+  scope: SecretScope,
 ): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const ref of secretRefsIn(config)) {
     try {
-      env[secretEnvName(ref)] = await store.resolve(namespace, ref);
+      env[secretEnvName(ref)] = await store.resolve(namespace, ref, scope);
     } catch (e) {
       if (!(e instanceof SecretNotFoundError)) throw e;
     }

@@ -1,11 +1,13 @@
 import {
   CONNECTOR_CALLS,
   TEAM_LABEL,
+  changedDestination,
   connectorType,
   externalizeSecrets,
   nextState,
   requireConnectorType,
   secretPaths,
+  secretSlots,
   validateConnectorConfig,
   type ConnectorCall,
   type ConnectorCreate,
@@ -21,7 +23,13 @@ import {
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { releaseForDelete } from './capture-release.js';
-import { managedSecretName, missingReferences, replaceStep, secretStep } from '../../catalog/secrets.js';
+import {
+  managedSecretName,
+  missingReferences,
+  replaceStep,
+  secretStep,
+  teamSecretScope,
+} from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import {
@@ -75,10 +83,18 @@ async function prepareConfiguration(
   previous: Record<string, unknown> | null,
   loc: Loc,
 ) {
+  teamId: string,
   const def = requireConnectorType(type);
   const fields = secretPaths(def.type);
   const secretName = managedSecretName('connector', id);
-  const ext = externalizeSecrets({ config, secretFields: fields, previous, secretName });
+  const changed = changedDestination(def.type, previous, config);
+  const ext = externalizeSecrets({
+    config,
+    secretFields: fields,
+    previous,
+    secretName,
+    ...(changed ? { changedDestination: changed } : {}),
+  });
   // Validate what the client meant: a `<redacted>` kept from before counts as present.
   const checked = validateConnectorConfig(def.type, ext.issues.length ? config : ext.config);
   const issues: ValidationIssue[] = [...ext.issues, ...checked].map((i) => ({
@@ -88,8 +104,8 @@ async function prepareConfiguration(
   issues.push(
     ...(await missingReferences(
       ctx,
-      fields.map((f) => ({ loc: [...loc, f], value: ext.config[f] })),
-      secretName,
+      secretSlots(ext.config, fields).map((slot) => ({ loc: [...loc, ...slot.loc], value: slot.value })),
+      await teamSecretScope(ctx, [teamId], [secretName]),
     )),
   );
   if (issues.length > 0) throw unprocessable(issues);
@@ -129,6 +145,7 @@ export async function planConnector(
     null,
     configLoc,
   );
+    body.team_id,
   const spec: ConnectorSpec = {
     name: body.name,
     teamId: body.team_id,
@@ -263,10 +280,31 @@ export async function planConnectorUpdate(
         );
       }
     }
-    const prepared = await prepareConfiguration(ctx, def.type, given, id, spec.configuration, configLoc);
+    const prepared = await prepareConfiguration(
+      ctx,
+      def.type,
+      given,
+      id,
+      spec.configuration,
+      configLoc,
+      teamId,
+    );
     configuration = prepared.config;
     if (prepared.secret) steps.push(prepared.secret);
   }
+  } else if (teamId !== spec.teamId) {
+    // The stored references now serve another team: it must be granted them too.
+    const fields = secretPaths(spec.connectorType);
+    const secretName = managedSecretName('connector', id);
+    const issues = await missingReferences(
+      ctx,
+      secretSlots(spec.configuration, fields).map((slot) => ({
+        loc: [...configLoc, ...slot.loc],
+        value: slot.value,
+      })),
+      await teamSecretScope(ctx, [teamId], [secretName]),
+    );
+    if (issues.length > 0) throw unprocessable(issues);
   const next: ConnectorSpec = { ...spec, name, teamId, configuration };
   const labels = { ...current.metadata.labels, [TEAM_LABEL]: teamId };
   const connector = { ...current, spec: next };

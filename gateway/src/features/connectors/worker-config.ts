@@ -6,10 +6,12 @@ import {
   type ClusterObject,
   type ConnectorResource,
   type DataModelResource,
+  type SecretScope,
   type SubscriptionResource,
   type WorkerConfig,
 } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
+import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { resourceOf } from '../../mirror/projections.js';
@@ -102,10 +104,43 @@ export async function subscriptionObjects(ctx: GatewayContext, id: string) {
 }
 
 /**
+ * The scope a worker's references are checked in (docs/security.md, "Secret
+ * references"): the teams of its connector and of the sources whose streams
+ * it reads, and the managed secrets of those connectors and of its
+ * subscriptions — the objects whose configurations it was built from.
+ */
+export async function workerSecretScope(ctx: GatewayContext, config: WorkerConfig): Promise<SecretScope> {
+  const teams = new Set<string>();
+  const own = new Set<string>();
+  const addConnector = async (id: string) => {
+    const c = await ctx.catalog.get<ConnectorResource>('Connector', id);
+    if (!c) return;
+    teams.add(c.spec.teamId);
+    own.add(managedSecretName('connector', id));
+  };
+  await addConnector(config.connector_id);
+  for (const sub of config.subscriptions ?? []) {
+    own.add(managedSecretName('subscription', sub.id));
+    const dm = await ctx.catalog.get<DataModelResource>('DataModel', sub.datamodel_id);
+    if (dm) await addConnector(dm.spec.connectorId);
+  }
+  return teamSecretScope(ctx, [...teams], [...own]);
+}
+
+/** The environment a worker gets for its references (the process runtime's and the previews'), granted ones only. */
+export async function workerEnvFor(
+  ctx: GatewayContext,
+  config: WorkerConfig,
+): Promise<Record<string, string>> {
+  return workerSecretEnv(ctx.secretStore, ctx.config.namespace, config, await workerSecretScope(ctx, config));
+}
+
+/**
  * A worker configuration with its `valueFrom` references replaced by their
- * values from the secret store, in memory only (never logged); a missing
- * secret throws MissingSecretError, which names the reference, not a value.
+ * values from the secret store, in memory only (never logged); a missing or
+ * ungranted secret throws MissingSecretError, which names the reference, not
+ * a value.
  */
 export async function resolvedWorkerConfig(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
-  return resolveSecrets(config, await workerSecretEnv(ctx.secretStore, ctx.config.namespace, config));
+  return resolveSecrets(config, await workerEnvFor(ctx, config));
 }

@@ -1,20 +1,24 @@
 import {
+  changedDestination,
   isSecretRef,
   managedSecretName,
   OutboundPolicy,
   REDACTED,
   SecretNotFoundError,
   secretPaths,
+  secretSlots,
   validateConnectorConfig,
   withConnectorDefaults,
   type ConnectorSpec,
   type ConnectorTypeDef,
   type PreflightAction,
+  type SecretScope,
 } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
-import { isForeignManagedSecret } from '../../catalog/secrets.js';
+import { callerSecretScope, referenceMessage, teamSecretScope } from '../../catalog/secrets.js';
 import { badRequest, HttpError, invalid, unprocessable, type ValidationIssue } from '../../http/errors.js';
+import { findConnector } from '../connectors/connectors.repository.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
 import { PreflightFailure } from './preflight.errors.js';
@@ -36,9 +40,12 @@ import { checkWebhook } from './preflight.webhook.js';
 // - 422 (located) for a body the type's schema refuses, 404/403 for a
 //   connector or data model the caller cannot read, 501 for a type or action
 //   this version cannot check.
-// - Secrets: `<redacted>` takes the stored value of `?connector_id=`;
-//   `valueFrom` references are resolved from the worker namespace, except
-//   references to Sluice's managed secrets (`sluice-…`) of other objects.
+// - Secrets: `<redacted>` takes the stored value of `?connector_id=` (not
+//   when the body names another destination: host, URL, brokers…);
+//   `valueFrom` references are resolved from the worker namespace when the
+//   secret is granted to the connector's team (no connector: one of the
+//   caller's teams), never the control plane's or another object's managed
+//   secret (docs/security.md, "Secret references").
 // - Every outbound connection goes through the gateway's address policy.
 
 /** Deadline of one check (connect, authenticate, answer). */
@@ -83,71 +90,94 @@ async function storedConfig(ctx: GatewayContext, p: Principal, id: string, def: 
     throw badRequest(`The connector is a ${row.connector_type} connector, not a ${def.type} one`);
   }
   const spec = row.spec as unknown as ConnectorSpec;
-  return { id: row.id, config: structuredClone(spec.configuration) as Config };
+  return { id: row.id, teamId: row.team_id as string, config: structuredClone(spec.configuration) as Config };
+}
+
+type Stored = { id: string; teamId: string; config: Config };
+
+function storedValue(config: Config, loc: string[]): unknown {
+  let v: unknown = config;
+  for (const part of loc) {
+    if (!v || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, part)) return undefined;
+    v = (v as Config)[part];
+  }
+  return v;
+}
+
+function setValue(config: Config, loc: string[], value: unknown): void {
+  let v = config;
+  for (const part of loc.slice(0, -1)) v = v[part] as Config;
+  v[loc[loc.length - 1] as string] = value;
 }
 
 /**
  * Replaces the secret fields of `config` by their values: `<redacted>` by the
- * stored connector's, `valueFrom` by the worker namespace's. The values live
- * in this object only, for the time of the check.
+ * stored connector's (unless the check goes to another destination than the
+ * stored one), `valueFrom` by the worker namespace's when `scope` is granted
+ * the secret (the connector's team, or with no connector the caller's
+ * teams). The values live in this object only, for the time of the check.
  */
 async function resolveSecretFields(
   ctx: GatewayContext,
   def: ConnectorTypeDef,
   config: Config,
-  stored: { id: string; config: Config } | undefined,
+  stored: Stored | undefined,
+  scope: SecretScope,
   loc: (string | number)[],
 ): Promise<Config> {
   const out = structuredClone(config);
   const issues: ValidationIssue[] = [];
-  const ownSecret = stored ? managedSecretName('connector', stored.id) : undefined;
-  for (const field of secretPaths(def.type)) {
-    let value = out[field];
+  const moved =
+    stored && stored.config !== config ? changedDestination(def.type, stored.config, config) : undefined;
+  for (const slot of secretSlots(config, secretPaths(def.type))) {
+    let value = slot.value;
+    const at = [...loc, ...slot.loc];
     if (value === REDACTED) {
       if (!stored) {
         issues.push({
-          loc: [...loc, field],
+          loc: at,
           msg: `"${REDACTED}" stands for a stored value: add ?connector_id=<the connector> or send the value`,
           type: 'missing',
         });
         continue;
       }
-      value = stored.config[field];
-      if (value === undefined) {
+      if (moved) {
         issues.push({
-          loc: [...loc, field],
-          msg: 'The stored connector has no value for this field',
+          loc: at,
+          msg: `"${REDACTED}" cannot use the stored value: ${slot.loc.join('.')} is required again because ${moved} changed`,
           type: 'missing',
         });
         continue;
       }
+      value = storedValue(stored.config, slot.loc);
+      if (value === undefined) {
+        issues.push({ loc: at, msg: 'The stored connector has no value for this field', type: 'missing' });
+        continue;
+      }
     }
     if (!isSecretRef(value)) {
-      if (value !== undefined) out[field] = value;
-      continue;
-    }
-    const ref = value.valueFrom.secretKeyRef;
-    if (isForeignManagedSecret(ref.name, ownSecret)) {
-      issues.push({
-        loc: [...loc, field],
-        msg: `Secret "${ref.name}" is managed by Sluice for another object and cannot be referenced`,
-        type: 'value_error',
-      });
+      if (value !== undefined) setValue(out, slot.loc, value);
       continue;
     }
     try {
-      out[field] = await ctx.secretStore.resolve(ctx.config.namespace, ref);
+      setValue(
+        out,
+        slot.loc,
+        await ctx.secretStore.resolve(ctx.config.namespace, value.valueFrom.secretKeyRef, scope),
+      );
     } catch (e) {
       if (!(e instanceof SecretNotFoundError)) throw e;
-      issues.push({
-        loc: [...loc, field],
-        msg: `Secret "${ref.name}" with key "${ref.key}" does not exist (GET /k8s-secrets lists them)`,
-        type: 'value_error',
-      });
+      issues.push({ loc: at, msg: referenceMessage(e), type: 'value_error' });
     }
   }
   if (issues.length) throw unprocessable(issues);
   return out;
+}
+
+/** The scope a pre-flight's references are checked in: the stored connector's team, else the caller's teams. */
+async function preflightScope(ctx: GatewayContext, p: Principal, stored: Stored | undefined) {
+  if (!stored) return callerSecretScope(ctx, p);
+  return teamSecretScope(ctx, [stored.teamId], [managedSecretName('connector', stored.id)]);
 }
 
 /**
@@ -170,7 +200,8 @@ export async function configurationFor(
     .filter((i) => !(i.type === 'missing' && i.loc.length === 1 && i.loc[0] === def.topics_config_key))
     .map((i) => ({ ...i, loc: [...loc, ...i.loc] }));
   if (issues.length) throw unprocessable(issues);
-  const resolved = await resolveSecretFields(ctx, def, given, stored, loc);
+  const scope = await preflightScope(ctx, p, stored);
+  const resolved = await resolveSecretFields(ctx, def, given, stored, scope, loc);
   return withConnectorDefaults(def.type, resolved);
 }
 
@@ -184,8 +215,17 @@ export async function resolvedStoredConfiguration(
   id: string,
   configuration: Config,
 ): Promise<Config> {
-  const stored = { id, config: structuredClone(configuration) };
-  return withConnectorDefaults(def.type, await resolveSecretFields(ctx, def, stored.config, stored, []));
+  const row = await findConnector(ctx.db, id);
+  const stored = {
+    id,
+    teamId: (row?.team_id as string | undefined) ?? '',
+    config: structuredClone(configuration),
+  };
+  const scope = await teamSecretScope(ctx, [stored.teamId], [managedSecretName('connector', id)]);
+  return withConnectorDefaults(
+    def.type,
+    await resolveSecretFields(ctx, def, stored.config, stored, scope, []),
+  );
 }
 
 /** The answer of a database login that worked: `ok` unless the check found something lacking. */

@@ -74,7 +74,14 @@ export async function planSubscription(
 ): Promise<{ object: SubscriptionResource; steps: Step[] }> {
   const secretName = managedSecretName('subscription', id);
   const rules = mapperOf(body, loc) ?? [];
-  const { prepared, issues } = await prepareMapper(ctx, rules, null, secretName, [...loc, 'mapper_config']);
+  const { prepared, issues } = await prepareMapper(
+    ctx,
+    rules,
+    null,
+    secretName,
+    [...loc, 'mapper_config'],
+    ends.target.spec.teamId,
+  );
   issues.push(...primaryKeyIssues(ends.target, rules, loc));
   if (issues.length > 0) throw unprocessable(issues);
   const teamId = ends.target.spec.teamId;
@@ -243,10 +250,14 @@ export async function planSubscriptionUpdate(
   const steps: Step[] = [];
   let mapperConfig = before.spec.mapperConfig;
   if (given !== undefined) {
-    const { prepared, issues } = await prepareMapper(ctx, given, before.spec.mapperConfig, secretName, [
-      ...loc,
-      'mapper_config',
-    ]);
+    const { prepared, issues } = await prepareMapper(
+      ctx,
+      given,
+      before.spec.mapperConfig,
+      secretName,
+      [...loc, 'mapper_config'],
+      target.spec.teamId,
+    );
     issues.push(...primaryKeyIssues(target, given, loc));
     if (issues.length > 0) throw unprocessable(issues);
     mapperConfig = prepared.rules;

@@ -6,6 +6,7 @@ import {
   type OutboundHttpOptions,
   type WarehouseSpec,
 } from '@sluice/shared';
+import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { Config } from '../../config.js';
 import type { GatewayContext } from '../../context.js';
 
@@ -23,11 +24,16 @@ export function warehouseHttpOptions(config: Config): OutboundHttpOptions {
   };
 }
 
-/** The access token a spec's reference points at (SecretNotFoundError when it is gone). */
-export async function resolveToken(ctx: GatewayContext, spec: WarehouseSpec): Promise<string> {
+/**
+ * The access token a spec's reference points at, if the warehouse's team may
+ * use it (SecretNotFoundError when it is gone, SecretNotGrantedError when
+ * not granted): every use of a warehouse's token goes through here.
+ */
+export async function resolveToken(ctx: GatewayContext, id: string, spec: WarehouseSpec): Promise<string> {
   const ref = spec.accessToken;
   if (!isSecretRef(ref)) throw new Error('The stored access token is not a secret reference');
-  return ctx.secretStore.resolve(ctx.config.namespace, ref.valueFrom.secretKeyRef);
+  const scope = await teamSecretScope(ctx, [spec.teamId], [managedSecretName('warehouse', id)]);
+  return ctx.secretStore.resolve(ctx.config.namespace, ref.valueFrom.secretKeyRef, scope);
 }
 
 export function engineClient(ctx: GatewayContext, host: string, token: string): DatabricksClient {

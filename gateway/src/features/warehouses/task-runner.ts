@@ -31,7 +31,7 @@ export async function executeRun(
         finished_at: now(),
       });
     }
-    const token = await resolveToken(ctx, w.spec);
+    const token = await resolveToken(ctx, w.metadata.name, w.spec);
     const out = await runStatement(engineClient(ctx, w.spec.serverHostname, token), {
       statement: task.statement,
       warehouseId: warehouseId.value,

@@ -5,6 +5,7 @@ import {
   REDACTED,
   SecretNotFoundError,
   TEAM_LABEL,
+  WAREHOUSE_DESTINATION_FIELDS,
   checkUnityName,
   externalizeSecrets,
   normalizeHostname,
@@ -27,7 +28,13 @@ import {
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
-import { managedSecretName, missingReferences, replaceStep, secretStep } from '../../catalog/secrets.js';
+import {
+  managedSecretName,
+  missingReferences,
+  replaceStep,
+  secretStep,
+  teamSecretScope,
+} from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
@@ -122,6 +129,8 @@ async function prepareToken(
   id: string,
   value: SecretValue,
   previous: unknown,
+  teamId: string,
+  changedDestination?: string,
 ): Promise<{ ref: unknown; issues: ValidationIssue[]; step?: Step }> {
   const secretName = managedSecretName('warehouse', id);
   const ext = externalizeSecrets({
@@ -129,9 +138,14 @@ async function prepareToken(
     secretFields: [TOKEN_FIELD],
     previous: previous === undefined ? null : { [TOKEN_FIELD]: previous },
     secretName,
+    ...(changedDestination ? { changedDestination } : {}),
   });
   const issues: ValidationIssue[] = ext.issues.map((i) => ({ ...i, loc: ['body', ...i.loc] }));
-  issues.push(...(await missingReferences(ctx, [{ loc: BODY(TOKEN_FIELD), value }], secretName)));
+  if (issues.length > 0) return { ref: undefined, issues };
+  const scope = await teamSecretScope(ctx, [teamId], [secretName]);
+  issues.push(
+    ...(await missingReferences(ctx, [{ loc: BODY(TOKEN_FIELD), value: ext.config[TOKEN_FIELD] }], scope)),
+  );
   if (issues.length > 0) return { ref: undefined, issues };
   return {
     ref: ext.config[TOKEN_FIELD],
@@ -144,7 +158,7 @@ export async function createWarehouse(ctx: GatewayContext, p: Principal, body: W
   await requireTeam(ctx.db, p, body.team_id, 'member');
   const id = crypto.randomUUID();
   const { settings, issues } = checkSettings(body, { serverHostname: '', httpPath: '' });
-  const token = await prepareToken(ctx, id, body.access_token as SecretValue, undefined);
+  const token = await prepareToken(ctx, id, body.access_token as SecretValue, undefined, body.team_id);
   issues.push(...token.issues);
   if (issues.length > 0) throw unprocessable(issues);
   await assertNameFree(ctx, body.team_id, body.name);
@@ -170,11 +184,16 @@ export async function listWarehouses(ctx: GatewayContext, p: Principal, q: Wareh
 }
 
 /** The test of `spec`'s settings with `token` (or the stored one); a missing token secret fails step 1. */
-async function runTest(ctx: GatewayContext, spec: WarehouseSpec, token?: string): Promise<ConnectionVerdict> {
+async function runTest(
+  ctx: GatewayContext,
+  objectId: string,
+  spec: WarehouseSpec,
+  token?: string,
+): Promise<ConnectionVerdict> {
   let value = token;
   if (value === undefined) {
     try {
-      value = await resolveToken(ctx, spec);
+      value = await resolveToken(ctx, objectId, spec);
     } catch (err) {
       if (!(err instanceof SecretNotFoundError)) throw err;
       return { ok: false, step: 'warehouse', message: `The access token cannot be read: ${err.message}` };
@@ -221,7 +240,7 @@ async function recordVerdict(ctx: GatewayContext, w: WarehouseResource, verdict:
 export async function testWarehouse(ctx: GatewayContext, p: Principal, id: string): Promise<WarehouseRead> {
   await loadWarehouse(ctx, p, id);
   const w = await current(ctx, id);
-  await recordVerdict(ctx, w, await runTest(ctx, w.spec));
+  await recordVerdict(ctx, w, await runTest(ctx, w.metadata.name, w.spec));
   return getWarehouse(ctx, p, id);
 }
 
@@ -253,9 +272,24 @@ export async function updateWarehouse(
 
   const { settings, issues } = checkSettings(body, spec);
   let token: Awaited<ReturnType<typeof prepareToken>> | undefined;
+  // The token goes where the hostname says: a new hostname needs it again.
+  const moved = WAREHOUSE_DESTINATION_FIELDS.find((f) => settings[f.setting] !== spec[f.setting])?.field;
   if (body.access_token !== undefined) {
-    token = await prepareToken(ctx, id, body.access_token as SecretValue, spec.accessToken);
+    token = await prepareToken(ctx, id, body.access_token as SecretValue, spec.accessToken, teamId, moved);
     issues.push(...token.issues);
+  } else if (moved) {
+    issues.push({
+      loc: BODY(TOKEN_FIELD),
+      msg: `${TOKEN_FIELD} is required again because ${moved} changed (send the token or a valueFrom reference)`,
+      type: 'missing',
+    });
+  } else if (teamId !== spec.teamId) {
+    // The stored reference now serves another team: it must be granted it too.
+    const secretName = managedSecretName('warehouse', id);
+    const scope = await teamSecretScope(ctx, [teamId], [secretName]);
+    issues.push(
+      ...(await missingReferences(ctx, [{ loc: BODY(TOKEN_FIELD), value: spec.accessToken }], scope)),
+    );
   }
   if (issues.length > 0) throw unprocessable(issues);
   if (name !== spec.name || teamId !== spec.teamId) await assertNameFree(ctx, teamId, name, id);
@@ -275,7 +309,7 @@ export async function updateWarehouse(
   let verdict: ConnectionVerdict | undefined;
   if (connectionChanged) {
     // The stored token is only used when the change did not bring one.
-    verdict = await runTest(ctx, next, newToken ? (body.access_token as string) : undefined);
+    verdict = await runTest(ctx, id, next, newToken ? (body.access_token as string) : undefined);
     if (!verdict.ok) {
       throw unprocessable([
         { loc: failureLoc(verdict.step, body), msg: verdict.message, type: 'connection_test_failed' },
@@ -326,7 +360,7 @@ export async function submitStatement(
   const limits = ctx.config.warehouses;
   let token: string;
   try {
-    token = await resolveToken(ctx, spec);
+    token = await resolveToken(ctx, id, spec);
   } catch (err) {
     if (err instanceof SecretNotFoundError) throw conflict(`The access token cannot be read: ${err.message}`);
     throw err;
