@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Two changes to @platformatic/kafka 2.12.1, the Kafka client of the workers
-// (bench/README.md "Pipeline": the client's per-record encoding cost the
-// nested-messages-with-rules → Kafka case a third of its time per batch):
+// Three changes to @platformatic/kafka 2.12.1, the Kafka client of the workers
+// and of the gateway's checks. Two for speed (bench/README.md "Pipeline": the
+// client's per-record encoding cost the nested-messages-with-rules → Kafka
+// case a third of its time per batch):
 //
 // - protocol/records.js writes all the records of a batch into one Buffer,
 //   sizes first (records with headers, or a timestamp delta past 30 bits, go
@@ -13,6 +14,13 @@
 //
 // The bytes sent are the same (tested: operator/src/worker/kafka/
 // patched-client.test.ts reads batches back with the client's own reader).
+//
+// One for the outbound address policy: network/connection.js honours an
+// `outbound` option ({ lookup, assertHost }) on every broker it dials — the
+// bootstrap list and every broker the cluster's metadata names — and a
+// refusal (code EADDRDENIED) fails the connection without a retry
+// (operator/src/worker/kafka/broker-policy.ts; the client has no hook of its
+// own: it builds the socket's options itself).
 // Run by `npm install` (postinstall) and by the Dockerfile after each
 // install; applying it twice changes nothing. A client of another version is
 // refused: check the change against the new code, then update VERSION and
@@ -123,6 +131,53 @@ export function noopSerializer(data) {`,
             const plain = !message.headers && this.#keySerializer === noopSerializer && this.#valueSerializer === noopSerializer;
             let headers = plain ? NO_HEADERS : new Map();
             const serializedHeaders = plain ? NO_HEADERS : new Map();
+`,
+  },
+  {
+    file: 'dist/network/connection.js',
+    find: String.raw`            const connectionOptions = {
+                timeout: this.#options.connectTimeout
+            };
+`,
+    replace: String.raw`            const connectionOptions = {
+                timeout: this.#options.connectTimeout
+            };
+            // Patched (Sluice, patches/): the outbound option, an address policy
+            // ({ lookup, assertHost }), applies to every broker this client dials,
+            // bootstrap or named by the cluster's metadata: its lookup resolves the
+            // name for the socket (the address checked is the address connected
+            // to), and assertHost refuses an IP literal, which node:net does not
+            // look up, before any socket is opened.
+            const outbound = this.#options.outbound;
+            if (outbound) {
+                connectionOptions.lookup = outbound.lookup;
+                try {
+                    outbound.assertHost(host);
+                }
+                catch (cause) {
+                    this.#host = host;
+                    this.#port = port;
+                    process.nextTick(() => this.#onConnectionError(host, port, diagnosticContext, cause));
+                    return callback[kCallbackPromise];
+                }
+            }
+`,
+  },
+  {
+    file: 'dist/network/connection.js',
+    find: String.raw`        const error = new NetworkError(${'`'}Connection to ${'$'}{host}:${'$'}{port} failed.${'`'}, { cause });
+`,
+    replace: String.raw`        // Patched (Sluice, patches/): a refusal of the outbound policy is final
+        // (no retry), and names the broker.
+        const refused = cause?.code === 'EADDRDENIED';
+        const error = new NetworkError(${'`'}Connection to ${'$'}{host}:${'$'}{port} failed.${'`'}, refused ? { cause, canRetry: false, broker: { host, port } } : { cause });
+`,
+  },
+  {
+    file: 'dist/network/connection.js',
+    find: String.raw`        this.#socket.end();
+`,
+    replace: String.raw`        this.#socket?.end();
 `,
   },
 ];

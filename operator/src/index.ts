@@ -17,6 +17,7 @@ export * from './work-queue.js';
 export const WORKER_MAIN = fileURLToPath(new URL('./worker/main.js', import.meta.url));
 // Connection helpers of the workers, reused by the gateway's pre-flight checks (spec 4.5).
 export * from './worker/kafka/connection.js';
+export { brokerRefusal, isOutboundRefusal, type BrokerOutbound } from './worker/kafka/broker-policy.js';
 export * from './worker/kafka/fetch.js';
 export * from './worker/postgres-connection.js';
 export * from './worker/oracle-connection.js';

@@ -19,6 +19,7 @@ import { type Action, type ObjectRef, type Plan } from './actions.js';
 import { captureReleaseStep } from './capture-release.js';
 import { slotRetentionCondition } from './slot-retention.js';
 import { stateStatusActions } from './state-status.js';
+import { notReadyState, withWorkerStatus } from './worker-status.js';
 
 /** What the connector reconciler sees: the object, what feeds its worker, and the worker. */
 export interface ConnectorInput {
@@ -77,8 +78,9 @@ export function connectorWorker(input: ConnectorInput): { config: WorkerConfig; 
  * Spec 3.2 as a pure function. Desired `running`: the worker runs with the
  * current configuration (a changed data model or subscription changes the
  * hash, so the worker restarts); `building` until the worker is ready, then
- * `live`; a worker that fails is `error` with its message and is not
- * restarted until the next start (a new restart annotation). A target waits
+ * `live`; a worker that ends is restarted by its runtime with kubelet's
+ * back-off, `building` meanwhile, and `error` with how it ended once it
+ * failed to become ready too many times in a row (worker-status.ts). A target waits
  * for the sources it reads to be live (source before target). Desired
  * `stopped`: `stopping` while the worker is there, then `paused`. Deletion:
  * the worker goes, then the finalizer.
@@ -139,9 +141,8 @@ export function planConnector(input: ConnectorInput): Plan {
       .map((s) => s.spec.name);
     if (worker && worker.configHash === hash && worker.phase === 'ready') {
       state = 'live';
-    } else if (worker && worker.configHash === hash && worker.phase === 'failed') {
-      state = 'error';
-      message = worker.message ?? 'The worker failed';
+    } else if (worker && worker.configHash === hash && notReadyState(worker, c.status?.worker)) {
+      ({ state, message } = notReadyState(worker, c.status?.worker)!);
     } else if (!worker || worker.configHash !== hash) {
       if (waitingFor.length > 0 && !worker) {
         state = 'building';
@@ -185,8 +186,15 @@ export function planConnector(input: ConnectorInput): Plan {
   }
 
   const degraded = slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes);
+  const running = c.spec.desiredState === 'running';
   actions.push(
-    ...stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded),
+    ...withWorkerStatus(
+      stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded),
+      ref,
+      c.status?.worker,
+      running ? worker : undefined,
+      running ? connectorWorker(input).hash : undefined,
+    ),
   );
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
 }

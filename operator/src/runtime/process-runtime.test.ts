@@ -8,12 +8,16 @@ import { ProcessRuntime } from './process-runtime.js';
 const FIXTURE = resolve(import.meta.dirname, '../../test/fixtures/scripted-worker.mjs');
 const runtimes: ProcessRuntime[] = [];
 
+/** Back-off of 200 ms doubling (kubelet's 10 s would make these tests slow). */
+const BACKOFF = { baseMs: 200, maxMs: 6000, resetAfterMs: 12_000 };
+
 function runtime(): ProcessRuntime {
   const r = new ProcessRuntime({
     command: [process.execPath, FIXTURE],
     workDir: mkdtempSync(join(tmpdir(), 'sluice-workers-')),
     readinessIntervalMs: 50,
     stopTimeoutMs: 2000,
+    backoff: BACKOFF,
   });
   runtimes.push(r);
   return r;
@@ -40,6 +44,23 @@ async function until(
   }
 }
 
+/** Every observation of `id` the runtime notifies (the phases of a crash are brief). */
+function record(r: ProcessRuntime, id: string): (WorkerObservation & { at: number })[] {
+  const seen: (WorkerObservation & { at: number })[] = [];
+  r.subscribe((changed) => {
+    if (changed !== id) return;
+    const at = Date.now();
+    void r.observe(id).then((o) => o && seen.push({ ...o, at }));
+  });
+  return seen;
+}
+
+/** The worker process's pid, from the fixture's first log line. */
+async function pidOf(r: ProcessRuntime, id: string): Promise<number> {
+  for await (const line of r.logs(id, { tail: 1000 })) return (JSON.parse(line) as { pid: number }).pid;
+  throw new Error(`no log line of ${id}`);
+}
+
 afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
@@ -59,11 +80,54 @@ describe('process runtime', () => {
     expect(lines.join('\n')).toContain('started with slow:300');
   });
 
-  it('reports a failed worker with the reason from its termination message', async () => {
+  it('restarts a worker that fails at once with back-off, keeping its own error line', async () => {
     const r = runtime();
+    const seen = record(r, 'w2');
     await r.ensure(spec('w2', 'fail:cannot reach broker kafka:9092'));
-    const failed = await until(r, 'w2', (o) => o?.phase === 'failed');
-    expect(failed?.message).toBe('the worker exited with code 1: cannot reach broker kafka:9092');
+    await until(r, 'w2', (o) => o?.phase === 'failed');
+    const failed = seen.find((o) => o.phase === 'failed');
+    expect(failed).toMatchObject({
+      restarts: 0,
+      message: 'the worker exited with code 1: cannot reach broker kafka:9092; restarting it in 0 s',
+      lastTermination: { reason: 'Error', exitCode: 1, message: 'cannot reach broker kafka:9092' },
+    });
+    expect(failed?.lastTermination?.signal).toBeUndefined();
+    await until(r, 'w2', (o) => o?.restarts === 3);
+    // At once, then after 200 ms, then after 400 ms (kubelet's sequence on a shorter base).
+    const waits = [0, 1, 2].map((n) => {
+      const down = seen.find((o) => o.phase === 'failed' && o.restarts === n)!;
+      const up = seen.find((o) => o.phase === 'starting' && o.restarts === n + 1)!;
+      return { said: down.message?.replace(/.*restarting it in /, ''), waited: up.at - down.at };
+    });
+    expect(waits.map((w) => w.said)).toEqual(['0 s', '0.2 s', '0.4 s']);
+    expect(waits[0]!.waited).toBeLessThan(150);
+    expect(waits[1]!.waited).toBeGreaterThanOrEqual(190);
+    expect(waits[2]!.waited).toBeGreaterThanOrEqual(390);
+  });
+
+  it('restarts a worker killed with SIGKILL at once: no message of its own, its last log line is not one', async () => {
+    const r = runtime();
+    await r.ensure(spec('w7', 'ready'));
+    await until(r, 'w7', (o) => o?.phase === 'ready');
+    const pid = await pidOf(r, 'w7');
+    process.kill(pid, 'SIGKILL');
+    const back = await until(r, 'w7', (o) => o?.phase === 'ready' && o.restarts === 1);
+    expect(back?.lastTermination).toEqual({
+      reason: 'Error',
+      exitCode: 137,
+      signal: 'SIGKILL',
+      finishedAt: expect.any(String),
+    });
+    expect(await pidOf(r, 'w7')).not.toBe(pid);
+  });
+
+  it('does not restart a worker stopped while it waits for its restart', async () => {
+    const r = runtime();
+    await r.ensure(spec('w8', 'fail:no'));
+    await until(r, 'w8', (o) => (o?.restarts ?? 0) >= 1 && o?.phase === 'failed');
+    await r.stop('w8');
+    await new Promise((res) => setTimeout(res, 800));
+    expect(await r.observe('w8')).toBeUndefined();
   });
 
   it('keeps a worker with the same hash, and replaces it when the hash changes', async () => {
@@ -74,18 +138,23 @@ describe('process runtime', () => {
     expect((await r.observe('w3'))?.restarts).toBe(0);
     await r.ensure(spec('w3', 'slow:200', 'h2'));
     const replaced = await until(r, 'w3', (o) => o?.configHash === 'h2' && o.phase === 'ready');
-    expect(replaced?.restarts).toBe(1);
+    // A new configuration is a new worker (a new pod): its restarts count from zero.
+    expect(replaced?.restarts).toBe(0);
     const lines: string[] = [];
     for await (const line of r.logs('w3', {})) lines.push(line);
     expect(lines.join('\n')).toContain('started with slow:200');
   });
 
-  it('observes a worker that was ready and then died', async () => {
+  it('observes a worker that was ready and then died, and sees it ready again after its restart', async () => {
     const r = runtime();
     await r.ensure(spec('w4', 'ready-then-fail:300:lost the replication slot'));
     await until(r, 'w4', (o) => o?.phase === 'ready');
+    const seen = record(r, 'w4');
     const failed = await until(r, 'w4', (o) => o?.phase === 'failed');
     expect(failed?.message).toContain('lost the replication slot');
+    await until(r, 'w4', () => seen.some((o) => o.phase === 'ready' && o.restarts === 1));
+    const back = seen.find((o) => o.phase === 'ready' && o.restarts === 1);
+    expect(back?.lastTermination?.message).toBe('lost the replication slot');
   });
 
   it('stops a worker: it is gone, and stopping again is harmless', async () => {

@@ -3,20 +3,28 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { constants as osConstants } from 'node:os';
 import {
+  describeTermination,
   workerNodeOptions,
   type WorkerObservation,
   type WorkerRuntimePort,
   type WorkerSpec,
+  type WorkerTermination,
 } from '@sluice/shared';
+import { backoffTiming, CrashBackoff, type BackoffTiming } from './backoff.js';
 import { LogRing } from './log-ring.js';
 import { inheritedWorkerEnv } from './worker-environment.js';
 import { WorkerListeners } from './worker-listeners.js';
 
 // The worker runtime of one machine (the embedded default): each worker is a
 // child process speaking the worker contract of the port (config file,
-// /readyz, termination message). Readiness is polled; an exit is final for
-// that configuration (the operator decides about retries, not the runtime).
+// /readyz, termination message). Readiness is polled. It supervises as a
+// kubelet does a pod with restartPolicy Always: a worker that ends without
+// being asked to (a crash, kill -9, exit 0) is restarted with kubelet's
+// back-off (backoff.ts), its restarts counted and how its last run ended
+// kept; whether that makes the connector `error` is the operator's call
+// (reconcile/worker-status.ts), on the same facts as under Kubernetes.
 
 export interface ProcessRuntimeOptions {
   /** argv of the worker program; the runtime appends nothing (config comes by env). */
@@ -37,18 +45,31 @@ export interface ProcessRuntimeOptions {
   stopTimeoutMs?: number;
   /** Log lines kept per worker for `logs({ tail })`. */
   logLines?: number;
+  /** Restart back-off; default kubelet's, or SLUICE_WORKER_BACKOFF_BASE_MS (`backoffTiming`). */
+  backoff?: BackoffTiming;
+}
+
+/** One run of a worker: a child process and what it printed. */
+interface Run {
+  child: ChildProcess;
+  port: number;
+  logs: LogRing;
+  exited: Promise<void>;
+  poll?: NodeJS.Timeout;
+  readyAt?: number;
+  ended: boolean;
 }
 
 interface Running {
   spec: WorkerSpec;
-  child: ChildProcess;
-  port: number;
+  run: Run;
   phase: WorkerObservation['phase'];
   message?: string;
   restarts: number;
-  exited: Promise<void>;
-  logs: LogRing;
-  poll?: NodeJS.Timeout;
+  lastTermination?: WorkerTermination;
+  backoff: CrashBackoff;
+  /** The pending restart of a worker that ended. */
+  restart?: NodeJS.Timeout;
 }
 
 export class ProcessRuntime implements WorkerRuntimePort {
@@ -58,34 +79,49 @@ export class ProcessRuntime implements WorkerRuntimePort {
   private readonly readinessIntervalMs: number;
   private readonly stopTimeoutMs: number;
   private readonly logLines: number;
+  private readonly backoff: BackoffTiming;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     this.readinessIntervalMs = options.readinessIntervalMs ?? 250;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.logLines = options.logLines ?? 1000;
+    this.backoff = options.backoff ?? backoffTiming();
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
   }
 
   async ensure(spec: WorkerSpec): Promise<void> {
     const current = this.workers.get(spec.id);
+    // The same configuration: running, or waiting for its restart.
     if (current && current.spec.configHash === spec.configHash && current.phase !== 'stopping') return;
-    // Restarts count replacements of a worker, whatever the reason.
-    const restarts = current ? current.restarts + 1 : 0;
     if (current) await this.stop(spec.id);
-    await this.launch(spec, restarts);
+    // A new configuration is a new worker (a new pod): restarts and back-off from zero.
+    const w: Running = {
+      spec,
+      phase: 'starting',
+      restarts: 0,
+      backoff: new CrashBackoff(this.backoff),
+      run: await this.launch(spec),
+    };
+    this.workers.set(spec.id, w);
+    this.watch(w, w.run);
+    this.notify(spec.id);
   }
 
   async stop(id: string): Promise<void> {
     const w = this.workers.get(id);
     if (!w) return;
-    if (w.child.exitCode === null && w.child.signalCode === null) {
+    clearTimeout(w.restart);
+    const { child, exited } = w.run;
+    if (child.exitCode === null && child.signalCode === null && !w.run.ended) {
       this.set(w, 'stopping');
-      w.child.kill('SIGTERM');
-      const timer = setTimeout(() => w.child.kill('SIGKILL'), this.stopTimeoutMs);
-      await w.exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), this.stopTimeoutMs);
+      await exited;
       clearTimeout(timer);
+    } else {
+      w.phase = 'stopping';
     }
-    clearInterval(w.poll);
+    clearInterval(w.run.poll);
     if (this.workers.get(id) === w) this.workers.delete(id);
     rmSync(this.dir(id), { recursive: true, force: true });
     this.notify(id);
@@ -102,7 +138,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
 
   async metricsUrl(id: string): Promise<string | undefined> {
     const w = this.workers.get(id);
-    return w?.phase === 'ready' ? `http://127.0.0.1:${w.port}/metrics` : undefined;
+    return w?.phase === 'ready' ? `http://127.0.0.1:${w.run.port}/metrics` : undefined;
   }
 
   subscribe(listener: (id: string) => void): () => void {
@@ -115,7 +151,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
   ): AsyncIterable<string> {
     const w = this.workers.get(id);
     if (!w) return;
-    yield* w.logs.read(options);
+    yield* w.run.logs.read(options);
   }
 
   async close(): Promise<void> {
@@ -127,11 +163,16 @@ export class ProcessRuntime implements WorkerRuntimePort {
     return join(this.options.workDir, id.replace('/', '_'));
   }
 
-  private async launch(spec: WorkerSpec, restarts: number): Promise<void> {
+  private terminationPath(id: string): string {
+    return join(this.dir(id), 'termination-message');
+  }
+
+  /** Starts one run: config file, a fresh termination message, a port, the child. */
+  private async launch(spec: WorkerSpec): Promise<Run> {
     const dir = this.dir(spec.id);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const configPath = join(dir, 'config.json');
-    const terminationPath = join(dir, 'termination-message');
+    const terminationPath = this.terminationPath(spec.id);
     writeFileSync(configPath, JSON.stringify(spec.config), { mode: 0o600 });
     rmSync(terminationPath, { force: true });
     const port = await freePort();
@@ -150,31 +191,79 @@ export class ProcessRuntime implements WorkerRuntimePort {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // A new run has a log of its own (as a restarted container has).
     const logs = new LogRing(this.logLines);
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => logs.push(line));
     }
-    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const w: Running = { spec, child, port, phase: 'starting', restarts, exited, logs };
-    this.workers.set(spec.id, w);
-    child.once('error', (error) => this.fail(w, `the worker could not start: ${error.message}`));
-    child.once('exit', (code, signal) => {
-      clearInterval(w.poll);
-      if (w.phase === 'stopping') return;
-      const reason = readMessage(terminationPath) ?? lastLine(logs);
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      this.fail(w, reason ? `the worker ${how}: ${reason}` : `the worker ${how}`);
+    const exited = new Promise<void>((resolve) => {
+      child.once('close', () => resolve());
+      child.once('error', () => resolve());
     });
-    w.poll = setInterval(() => void this.probe(w), this.readinessIntervalMs);
-    this.notify(spec.id);
+    return { child, port, logs, exited, ended: false };
+  }
+
+  /** Readiness polls and the end of a run (an exit, or a child that could not be spawned). */
+  private watch(w: Running, run: Run): void {
+    run.child.once('error', (error) =>
+      this.ended(w, run, { reason: 'StartError', exitCode: 128, message: error.message.slice(0, 4096) }),
+    );
+    run.child.once('exit', (code, signal) => this.ended(w, run, exitTermination(code, signal)));
+    run.poll = setInterval(() => void this.probe(w, run), this.readinessIntervalMs);
+  }
+
+  /** A run ended without a stop: record how, and restart it after the back-off. */
+  private ended(w: Running, run: Run, how: Omit<WorkerTermination, 'finishedAt'>): void {
+    if (run.ended) return;
+    run.ended = true;
+    clearInterval(run.poll);
+    if (w.phase === 'stopping' || this.workers.get(w.spec.id) !== w || w.run !== run) return;
+    const finishedAt = Date.now();
+    // The worker's own line only: a kill -9 leaves none, and its last log line is not a cause.
+    const message = how.message ?? readMessage(this.terminationPath(w.spec.id));
+    w.lastTermination = {
+      ...how,
+      ...(message !== undefined ? { message } : {}),
+      finishedAt: new Date(finishedAt).toISOString(),
+    };
+    const delay = w.backoff.next(run.readyAt !== undefined ? finishedAt - run.readyAt : 0);
+    w.message = `${describeTermination(w.lastTermination)}; restarting it in ${seconds(delay)}`;
+    w.phase = 'failed';
+    this.notify(w.spec.id);
+    w.restart = setTimeout(() => void this.restart(w), delay);
+  }
+
+  private async restart(w: Running): Promise<void> {
+    w.restart = undefined;
+    if (w.phase !== 'failed' || this.workers.get(w.spec.id) !== w) return;
+    let run: Run;
+    try {
+      run = await this.launch(w.spec);
+    } catch (error) {
+      // No port or no secret store answer: a run that could not start.
+      w.run = { ...w.run, readyAt: undefined, ended: false };
+      w.restarts++;
+      this.ended(w, w.run, { reason: 'StartError', exitCode: 128, message: (error as Error).message });
+      return;
+    }
+    // Stopped or replaced while launching: this run is not wanted.
+    if (w.phase !== 'failed' || this.workers.get(w.spec.id) !== w) {
+      run.child.kill('SIGKILL');
+      return;
+    }
+    w.run = run;
+    w.restarts++;
+    w.message = undefined;
+    this.watch(w, run);
+    this.set(w, 'starting');
   }
 
   /** Polls /readyz; ready and back (a worker that loses its broker) are both observed. */
-  private async probe(w: Running): Promise<void> {
-    if (w.phase !== 'starting' && w.phase !== 'ready') return;
+  private async probe(w: Running, run: Run): Promise<void> {
+    if (w.run !== run || (w.phase !== 'starting' && w.phase !== 'ready')) return;
     let ready: boolean;
     try {
-      const res = await fetch(`http://127.0.0.1:${w.port}/readyz`, {
+      const res = await fetch(`http://127.0.0.1:${run.port}/readyz`, {
         signal: AbortSignal.timeout(this.readinessIntervalMs * 4),
       });
       ready = res.ok;
@@ -182,13 +271,9 @@ export class ProcessRuntime implements WorkerRuntimePort {
     } catch {
       ready = false;
     }
-    if (w.phase !== 'starting' && w.phase !== 'ready') return;
+    if (w.run !== run || run.ended || (w.phase !== 'starting' && w.phase !== 'ready')) return;
+    if (ready) run.readyAt ??= Date.now();
     this.set(w, ready ? 'ready' : 'starting');
-  }
-
-  private fail(w: Running, message: string): void {
-    w.message = message;
-    this.set(w, 'failed');
   }
 
   private set(w: Running, phase: WorkerObservation['phase']): void {
@@ -207,9 +292,26 @@ export class ProcessRuntime implements WorkerRuntimePort {
       phase: w.phase,
       configHash: w.spec.configHash,
       restarts: w.restarts,
-      ...(w.message !== undefined ? { message: w.message } : {}),
+      ...(w.phase === 'failed' && w.message !== undefined ? { message: w.message } : {}),
+      ...(w.lastTermination ? { lastTermination: w.lastTermination } : {}),
     };
   }
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** An exit as Kubernetes reports a container's: a signal is exit code 128 + its number. */
+export function exitTermination(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): Omit<WorkerTermination, 'finishedAt'> {
+  if (signal) {
+    const n = osConstants.signals[signal];
+    return { reason: 'Error', signal, ...(n !== undefined ? { exitCode: 128 + n } : {}) };
+  }
+  return { reason: code === 0 ? 'Completed' : 'Error', exitCode: code ?? 0 };
 }
 
 function readMessage(path: string): string | undefined {
@@ -219,10 +321,6 @@ function readMessage(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function lastLine(logs: LogRing): string | undefined {
-  return logs.tail(1)[0]?.slice(0, 4096);
 }
 
 /** A free 127.0.0.1 port for the worker's HTTP endpoints. */

@@ -103,8 +103,9 @@ export function workerDeployment(
     readinessProbe: probe('/readyz', 5, 1),
     livenessProbe: { ...probe('/healthz', 10, 3), initialDelaySeconds: 10 },
     terminationMessagePath: TERMINATION_LOG,
-    // A worker that dies without writing its reason still leaves its last log lines.
-    terminationMessagePolicy: 'FallbackToLogsOnError',
+    // The worker's own error line only, as under the process runtime: a worker
+    // killed without writing one has no message (its last log line is no cause).
+    terminationMessagePolicy: 'File',
     volumeMounts: [
       ...(base.volumeMounts ?? []),
       { name: 'sluice-worker-config', mountPath: CONFIG_DIR, readOnly: true },

@@ -32,13 +32,93 @@ describe('observeWorker', () => {
     expect(observeWorker('ns/c', deployment(rolled), [pod(true, 2)])).toMatchObject({
       phase: 'ready',
       restarts: 2,
+      lastTermination: { reason: 'Error', exitCode: 1, message: 'lost the broker' },
     });
+    // Restarted and running, not ready yet: starting (the connector says building), not failed.
     expect(observeWorker('ns/c', deployment({ ...rolled, readyReplicas: 0 }), [pod(false, 2)])).toMatchObject(
-      {
-        phase: 'failed',
-        message: 'the worker exited with code 1: lost the broker',
-      },
+      { phase: 'starting', restarts: 2 },
     );
+  });
+
+  it('reads restartCount and lastState.terminated as the process runtime reports a crash: kill -9 is 137, SIGKILL, no message', () => {
+    const finishedAt = new Date('2026-11-26T12:00:00Z');
+    const crashLooping: V1Pod = {
+      metadata: { annotations: hash },
+      status: {
+        containerStatuses: [
+          {
+            name: 'worker',
+            image: 'i',
+            imageID: '',
+            ready: false,
+            restartCount: 3,
+            state: {
+              waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' },
+            },
+            lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt } },
+          },
+        ],
+      },
+    };
+    expect(observeWorker('ns/c', deployment({ observedGeneration: 2 }), [crashLooping])).toEqual({
+      id: 'ns/c',
+      configHash: 'h1',
+      phase: 'failed',
+      restarts: 3,
+      message: 'the worker was killed by SIGKILL',
+      lastTermination: {
+        reason: 'Error',
+        exitCode: 137,
+        signal: 'SIGKILL',
+        finishedAt: finishedAt.toISOString(),
+      },
+    });
+    // Just ended (before the kubelet restarts it), with its own termination message.
+    const ended: V1Pod = {
+      metadata: { annotations: hash },
+      status: {
+        containerStatuses: [
+          {
+            name: 'worker',
+            image: 'i',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 1, reason: 'Error', message: 'bad password\n', finishedAt } },
+          },
+        ],
+      },
+    };
+    expect(observeWorker('ns/c', deployment({ observedGeneration: 2 }), [ended])).toMatchObject({
+      phase: 'failed',
+      restarts: 0,
+      message: 'the worker exited with code 1: bad password',
+      lastTermination: { reason: 'Error', exitCode: 1, message: 'bad password' },
+    });
+  });
+
+  it('is failed without a termination when the pod cannot run at all (the connector is error at once)', () => {
+    const missingSecret: V1Pod = {
+      metadata: { annotations: hash },
+      status: {
+        containerStatuses: [
+          {
+            name: 'worker',
+            image: 'i',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "s" not found' } },
+          },
+        ],
+      },
+    };
+    const o = observeWorker('ns/c', deployment({ observedGeneration: 2 }), [missingSecret]);
+    expect(o).toMatchObject({
+      phase: 'failed',
+      message: 'the worker cannot start (CreateContainerConfigError): secret "s" not found',
+    });
+    expect(o?.lastTermination).toBeUndefined();
   });
 
   it('does not trust status the deployment controller wrote for an older generation', () => {

@@ -1,23 +1,26 @@
 import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
-import type { WorkerObservation } from '@sluice/shared';
+import { constants as osConstants } from 'node:os';
+import { describeTermination, type WorkerObservation, type WorkerTermination } from '@sluice/shared';
 import { CONFIG_HASH_ANNOTATION, WORKER_CONTAINER } from './worker-deployment.js';
 
 // What a worker Deployment and its pods say, in the port's terms — a pure
 // function, so every case is unit-tested without a cluster:
 //   stopping  the Deployment is being deleted, or is gone while pods remain;
-//   failed    the current pods cannot run (a waiting reason that needs a
-//             person: missing Secret, bad image) or the worker exited with an
-//             error — the message is its termination message; or the
-//             Deployment gave up (ProgressDeadlineExceeded, ReplicaFailure);
+//   failed    the worker is not running: it ended and the kubelet restarts it
+//             (state terminated, or waiting in CrashLoopBackOff: then
+//             `lastTermination` says how it ended), or its pod cannot run
+//             (a waiting reason that needs a person: missing Secret, bad
+//             image), or the Deployment gave up (ProgressDeadlineExceeded,
+//             ReplicaFailure);
 //   ready     the Deployment's controller saw the current template and one
 //             updated replica is ready;
-//   starting  anything else.
-// Kubernetes restarts a crashed worker by itself; if it then becomes ready,
-// the observation is `ready` again (the connector leaves `error`).
+//   starting  anything else (a restarted worker not ready yet included).
+// `restarts` is the kubelet's restartCount and `lastTermination` the
+// container's (last) terminated state: the same facts the process runtime
+// reports, so the connector's status tells the same story under both.
 
 /** Waiting reasons that do not resolve by waiting. */
 const STUCK = new Set([
-  'CrashLoopBackOff',
   'CreateContainerConfigError',
   'CreateContainerError',
   'ErrImagePull',
@@ -44,31 +47,66 @@ export function observeWorker(
   const base = { id, configHash, restarts };
   if (deployment.metadata?.deletionTimestamp) return { ...base, phase: 'stopping' };
 
-  const failure = statuses.map(failureOf).find((m) => m !== undefined) ?? deploymentFailure(deployment);
+  const lastTermination = latest(statuses.map(terminationOf));
+  const withEnd = { ...base, ...(lastTermination ? { lastTermination } : {}) };
   const status = deployment.status ?? {};
   const observed = (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0);
   const ready = observed && (status.updatedReplicas ?? 0) >= 1 && (status.readyReplicas ?? 0) >= 1;
   // A worker that crashed once and is ready again counts as ready.
   const readyNow = statuses.some((s) => s.ready);
-  if (ready && (readyNow || statuses.length === 0)) return { ...base, phase: 'ready' };
-  if (failure !== undefined) return { ...base, phase: 'failed', message: failure };
-  return { ...base, phase: 'starting' };
+  if (ready && (readyNow || statuses.length === 0)) return { ...withEnd, phase: 'ready' };
+  const crashed = statuses.some(
+    (s) => s.state?.terminated || s.state?.waiting?.reason === 'CrashLoopBackOff',
+  );
+  if (crashed && lastTermination) {
+    return { ...withEnd, phase: 'failed', message: describeTermination(lastTermination) };
+  }
+  // Cannot run at all: no lastTermination, so the connector is `error` at once.
+  const stuck = statuses.map(stuckOf).find((m) => m !== undefined) ?? deploymentFailure(deployment);
+  if (stuck !== undefined) return { ...base, phase: 'failed', message: stuck };
+  return { ...withEnd, phase: 'starting' };
 }
 
 function hashOf(annotations: Record<string, string> | undefined): string {
   return annotations?.[CONFIG_HASH_ANNOTATION] ?? '';
 }
 
-function failureOf(s: V1ContainerStatus): string | undefined {
+/** How the container's current or last run ended, in the port's terms. */
+export function terminationOf(s: V1ContainerStatus): WorkerTermination | undefined {
+  const t = s.state?.terminated ?? s.lastState?.terminated;
+  if (!t) return undefined;
+  // A signal is exit code 128 + its number (what container runtimes report for kill -9: 137).
+  const signal =
+    signalName(t.signal) ?? (t.exitCode > 128 && t.exitCode < 160 ? signalName(t.exitCode - 128) : undefined);
+  const message = t.message?.trim().slice(0, 4096);
+  return {
+    reason: t.reason || (t.exitCode === 0 ? 'Completed' : 'Error'),
+    exitCode: t.exitCode,
+    ...(signal ? { signal } : {}),
+    ...(message ? { message } : {}),
+    finishedAt: toIso(t.finishedAt) ?? new Date(0).toISOString(),
+  };
+}
+
+function latest(terminations: (WorkerTermination | undefined)[]): WorkerTermination | undefined {
+  return terminations
+    .filter((t): t is WorkerTermination => t !== undefined)
+    .sort((a, b) => b.finishedAt.localeCompare(a.finishedAt))[0];
+}
+
+function signalName(n: number | undefined): string | undefined {
+  if (!n) return undefined;
+  return Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0];
+}
+
+function toIso(d: Date | string | undefined): string | undefined {
+  if (d === undefined) return undefined;
+  const date = d instanceof Date ? d : new Date(d);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function stuckOf(s: V1ContainerStatus): string | undefined {
   const waiting = s.state?.waiting;
-  const terminated = s.state?.terminated ?? s.lastState?.terminated;
-  if (terminated && terminated.exitCode !== 0) {
-    const why = terminated.message?.trim() || terminated.reason || '';
-    const how = terminated.signal
-      ? `was killed by signal ${terminated.signal}`
-      : `exited with code ${terminated.exitCode}`;
-    return `the worker ${how}${why ? `: ${why.slice(0, 4096)}` : ''}`;
-  }
   if (waiting?.reason && STUCK.has(waiting.reason)) {
     return `the worker cannot start (${waiting.reason})${waiting.message ? `: ${waiting.message}` : ''}`;
   }

@@ -40,6 +40,13 @@ function die(reason: string, code: number): never {
   process.exit(code);
 }
 
+// An error nothing caught still leaves the worker's own line for its status
+// (Node's default would print a stack and exit without a termination message).
+process.on('uncaughtException', (error) => die(`uncaught error: ${error.message}`, 1));
+process.on('unhandledRejection', (reason) =>
+  die(`unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`, 1),
+);
+
 let ready = false;
 const server = createServer((req, res) => {
   if (req.url === '/healthz') return void res.writeHead(200).end('ok');

@@ -145,11 +145,56 @@ export const ReplicationSlotStatus = Type.Object(
 );
 export type ReplicationSlotStatus = Static<typeof ReplicationSlotStatus>;
 
+/**
+ * How a worker's last run ended, the same under both runtimes (Kubernetes:
+ * the container status' `lastState.terminated`; one machine: the child's exit).
+ */
+export const WorkerTermination = Type.Object(
+  {
+    reason: Type.String({
+      description:
+        'Error (exited non-zero or killed by a signal), Completed (exited 0), OOMKilled, or StartError (could not be started)',
+    }),
+    exitCode: Type.Optional(
+      Type.Integer({ description: 'Its exit code; 128 + the signal number when a signal killed it' }),
+    ),
+    signal: Type.Optional(Type.String({ description: 'The signal that killed it, e.g. SIGKILL' })),
+    message: Type.Optional(
+      Type.String({
+        description: 'The error line the worker wrote to its termination message, if it wrote one',
+      }),
+    ),
+    finishedAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type WorkerTermination = Static<typeof WorkerTermination>;
+
+/**
+ * The connector's worker as its runtime restarts it (docs/data-plane.md,
+ * "Worker restarts"): both runtimes restart a worker that ends, with
+ * kubelet's back-off; the connector is `error` only once `consecutiveFailures`
+ * reaches the threshold.
+ */
+export const WorkerStatus = Type.Object(
+  {
+    restarts: Type.Integer({ minimum: 0, description: 'Restarts of the current worker after it ended' }),
+    consecutiveFailures: Type.Integer({
+      minimum: 0,
+      description: 'Restarts since the worker was last seen ready',
+    }),
+    lastTermination: Type.Optional(WorkerTermination),
+  },
+  { additionalProperties: false },
+);
+export type WorkerStatus = Static<typeof WorkerStatus>;
+
 export const ConnectorStatus = Type.Object(
   {
     state: Type.Optional(Enum(CONNECTOR_STATES, 'Spec 3.2')),
     ...statusCommon,
     replicationSlot: Type.Optional(ReplicationSlotStatus),
+    worker: Type.Optional(WorkerStatus),
   },
   { additionalProperties: false },
 );

@@ -1,3 +1,5 @@
+import type { WorkerTermination } from '../catalog/resources.js';
+
 /**
  * The worker runtime port: how the operator starts, stops and observes a
  * worker (one per running connector). Kubernetes adapter: one Deployment per
@@ -39,9 +41,12 @@ export function parseWorkerId(id: string): { namespace: string; name: string } {
 }
 
 /**
- * starting: launched, not ready yet; ready: its /readyz answers 200; failed:
- * it exited (or its pod crashed) and is not restarted — `message` says why;
- * stopping: asked to stop, still there.
+ * starting: launched (or restarted), not ready yet; ready: its /readyz
+ * answers 200; failed: not running — it ended and waits for its restart
+ * (kubelet's back-off: `lastTermination` says how it ended), or it cannot be
+ * started (a missing Secret, a bad image: no `lastTermination`) — `message`
+ * says why; stopping: asked to stop, still there. Both runtimes restart a
+ * worker that ends, whatever its exit code (Kubernetes' restartPolicy Always).
  */
 export type WorkerPhase = 'starting' | 'ready' | 'failed' | 'stopping';
 
@@ -49,15 +54,31 @@ export interface WorkerObservation {
   id: string;
   phase: WorkerPhase;
   configHash: string;
-  /** Last error the worker reported (message only, never a secret). */
+  /** Why it is failed (message only, never a secret). */
   message?: string;
+  /** Times the runtime restarted this worker (this configuration) after it ended: Kubernetes' restartCount. */
   restarts: number;
+  /** How its last run ended, if one did. */
+  lastTermination?: WorkerTermination;
   /**
    * Which run this is, where configHash and restarts do not tell (Kubernetes:
    * the uid of the pod whose log is the worker's, so that a pod rescheduled
    * with the same configuration is a new run for the log streams).
    */
   instance?: string;
+}
+
+/** A termination in words: `the worker was killed by SIGKILL`, `the worker exited with code 1: <its line>`. */
+export function describeTermination(t: WorkerTermination): string {
+  const how =
+    t.reason === 'StartError'
+      ? 'could not be started'
+      : t.reason === 'OOMKilled'
+        ? 'ran out of memory (OOMKilled)'
+        : t.signal
+          ? `was killed by ${t.signal}`
+          : `exited with code ${t.exitCode ?? 'unknown'}`;
+  return `the worker ${how}${t.message ? `: ${t.message}` : ''}`;
 }
 
 /**

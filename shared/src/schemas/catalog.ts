@@ -50,6 +50,49 @@ export const ConnectorUpdate = Type.Object(
 );
 export type ConnectorUpdate = Static<typeof ConnectorUpdate>;
 
+/** How the connector's worker fared: `status.worker` of the resource, in the API's snake_case. */
+export const ConnectorWorkerRead = Type.Object(
+  {
+    restarts: Type.Integer({
+      minimum: 0,
+      description:
+        'Times the worker was restarted after it ended (a crash, kill -9), since it was last started',
+    }),
+    consecutive_failures: Type.Integer({
+      minimum: 0,
+      description:
+        'Restarts since the worker was last ready; at 3 the connector is `error` (the worker is still retried)',
+    }),
+    last_termination: Nullable(
+      Type.Object(
+        {
+          reason: Type.String({
+            description:
+              'Error (exited non-zero or killed by a signal), Completed (exited 0), OOMKilled or StartError',
+          }),
+          exit_code: Nullable(
+            Type.Integer({ description: '128 + the signal number when a signal killed it' }),
+          ),
+          signal: Nullable(Type.String({ description: 'e.g. SIGKILL' })),
+          message: Nullable(
+            Type.String({ description: 'The error line the worker wrote before it ended, if it wrote one' }),
+          ),
+          finished_at: Timestamp,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The worker is restarted when it ends, with back-off (at once, then 10 s, 20 s, 40 s … up to 5 min), ' +
+      'under both runtimes; the connector shows `building` meanwhile and `error` after 3 restarts in a row ' +
+      'without becoming ready.',
+  },
+);
+export type ConnectorWorkerRead = Static<typeof ConnectorWorkerRead>;
+
 export const ConnectorRead = Type.Object(
   {
     id: Uuid,
@@ -63,6 +106,9 @@ export const ConnectorRead = Type.Object(
     status: ConnectorStateValue,
     desired_state: Literals(['running', 'stopped'] as const, 'What start/stop asked for'),
     status_message: Nullable(Type.String({ description: "The worker's last error, when any" })),
+    worker: Type.Union([ConnectorWorkerRead, Type.Null()], {
+      description: 'Restarts and last termination of its worker; null until a worker ran',
+    }),
     datamodel_ids: Type.Array(Uuid, { description: 'Data models of its capture list (sources)' }),
     created_at: Timestamp,
     updated_at: Timestamp,

@@ -24,7 +24,7 @@ import {
   resolvedWorkerConfig,
   subscriptionObjects,
 } from '../connectors/worker-config.js';
-import { assertBrokersAllowed, options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
+import { options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
 import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '../preflight/preflight.errors.js';
 import { preflightPolicy } from '../preflight/preflight.service.js';
 
@@ -54,10 +54,9 @@ export async function openStreamClient(
   groupId = `sluice-backfill-${sourceId}`,
 ) {
   const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
-  const policy = preflightPolicy(ctx);
-  await assertBrokersAllowed(policy, conn.brokers);
+  // Every broker the client dials, bootstrap or advertised, is under the policy.
   const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-    ...kafkaClientOptions(conn, policy, CONNECT_TIMEOUT_MS),
+    ...kafkaClientOptions(conn, preflightPolicy(ctx), CONNECT_TIMEOUT_MS),
     // Unlike a pre-flight check, a run rides out a short broker outage.
     clientId: 'sluice-backfill',
     retries: 5,
@@ -65,12 +64,8 @@ export async function openStreamClient(
     groupId,
   });
   try {
-    // The client dials the brokers the cluster advertises: they are checked too.
-    const meta = await client.metadata({ topics: [] });
-    await assertBrokersAllowed(
-      policy,
-      [...meta.brokers.values()].map((b) => `${b.host}:${b.port}`),
-    );
+    // Fails here, not at the first read, when the cluster cannot be reached.
+    await client.metadata({ topics: [] });
   } catch (e) {
     await client.close(true).catch(() => undefined);
     throw e;
@@ -117,10 +112,7 @@ export async function openSourceDatabase(ctx: GatewayContext, sourceId: string):
 
 /** How the targets of this version open their Sink (the workers' own factories). */
 const SINKS: Record<string, (config: WorkerConfig, policy: OutboundPolicy) => Promise<Sink>> = {
-  KAFKA_TARGET: (config, policy) =>
-    assertBrokersAllowed(policy, kafkaConnection(config.configuration).brokers).then(() =>
-      openKafkaSink(config),
-    ),
+  KAFKA_TARGET: (config, policy) => openKafkaSink(config, { policy }),
   POSTGRES_TARGET: (config, policy) => openPostgresSink(config, { policy }),
   WEBHOOK_TARGET: (config, policy) => openWebhookSink(config, { policy }),
 };

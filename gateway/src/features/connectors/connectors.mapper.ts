@@ -6,6 +6,8 @@ import {
   type ConnectorRead,
   type ConnectorSpec,
   type ConnectorStatus,
+  type ConnectorWorkerRead,
+  type WorkerStatus,
 } from '@sluice/shared';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso } from '../../db/timestamps.js';
@@ -34,8 +36,28 @@ export function toConnectorRead(
     status: (status.state ?? CONNECTOR_INITIAL_STATE) as ConnectorRead['status'],
     desired_state: spec.desiredState === 'running' ? 'running' : 'stopped',
     status_message: status.message ?? null,
+    worker: toWorkerRead(status.worker),
     datamodel_ids: datamodelIds,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
+  };
+}
+
+/** `status.worker` in the API's shape (docs/data-plane.md, "Worker restarts"). */
+function toWorkerRead(w: WorkerStatus | undefined): ConnectorWorkerRead | null {
+  if (!w) return null;
+  const t = w.lastTermination;
+  return {
+    restarts: w.restarts,
+    consecutive_failures: w.consecutiveFailures,
+    last_termination: t
+      ? {
+          reason: t.reason,
+          exit_code: t.exitCode ?? null,
+          signal: t.signal ?? null,
+          message: t.message ?? null,
+          finished_at: t.finishedAt,
+        }
+      : null,
   };
 }

@@ -1,3 +1,4 @@
+import { brokerRefusal } from '@sluice/operator';
 import { oneLine, OutboundAddressDeniedError } from '@sluice/shared';
 
 // A failed pre-flight is an answer the user reads: one sentence, from the
@@ -59,6 +60,9 @@ export function describeNetworkCode(code: string | undefined, where: string): st
  * (the bootstrap list): the address policy, the login, TLS, the network.
  */
 export function describeKafkaFailure(error: unknown, where: string): string {
+  // A broker the address policy refused, named as the workers name it.
+  const refused = brokerRefusal(error);
+  if (refused) return `The ${refused}`;
   const errors = chain(error);
   const known = settled(error, errors);
   if (known !== undefined) return known;

@@ -1,12 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { Admin, Consumer, ListOffsetTimestamps, type BaseOptions } from '@platformatic/kafka';
-import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
+import type { OutboundPolicy } from '@sluice/shared';
 import {
   byLeader,
   clientOptions,
   fetchFromLeaders,
   kafkaConnection,
+  type KafkaClientOptions,
   type KafkaConnection,
 } from '@sluice/operator';
 import { describeKafkaFailure, PreflightFailure, withDeadline } from './preflight.errors.js';
@@ -14,7 +13,7 @@ import { describeKafkaFailure, PreflightFailure, withDeadline } from './prefligh
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
 // broker of an environment): the workers' connection settings
 // (operator/src/worker/kafka/connection.ts), no retries, short deadlines, and
-// the outbound-address policy on every broker address before it is dialled.
+// the outbound-address policy on every broker address the client dials.
 
 export interface KafkaCheckOptions {
   policy: OutboundPolicy;
@@ -38,39 +37,20 @@ export interface FetchedMessage {
   truncated: boolean;
 }
 
-const hostOf = (broker: string) => {
-  const i = broker.lastIndexOf(':');
-  return (i > 0 ? broker.slice(0, i) : broker).replace(/^\[(.*)\]$/, '$1');
-};
-
 /**
- * Checks every address a broker name resolves to against the policy (the
- * client dials plain TCP itself, so the check is made just before: the name
- * is resolved again by the socket, a window a DNS rebinding could use — the
- * TLS listeners close it by dialling through the policy's `lookup`).
+ * The client options of a check: the workers' own (the outbound address
+ * policy on every broker the client dials, bootstrap or named by the
+ * cluster's metadata: operator/src/worker/kafka/broker-policy.ts), no
+ * retries, short deadlines.
  */
-export async function assertBrokersAllowed(policy: OutboundPolicy, brokers: string[]): Promise<void> {
-  for (const broker of brokers) {
-    const host = hostOf(broker);
-    if (isIP(host)) {
-      policy.assertHost(host);
-      continue;
-    }
-    let addresses: { address: string }[];
-    try {
-      addresses = await dnsLookup(host, { all: true });
-    } catch {
-      throw new PreflightFailure(`The broker host ${host} could not be resolved (DNS)`);
-    }
-    const bad = addresses.find((a) => !policy.isAllowed(a.address));
-    if (bad) throw new OutboundAddressDeniedError(host, bad.address);
-  }
-}
-
-export function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs: number): BaseOptions {
-  let base: BaseOptions;
+export function options(
+  conn: KafkaConnection,
+  policy: OutboundPolicy,
+  timeoutMs: number,
+): KafkaClientOptions {
+  let base: KafkaClientOptions;
   try {
-    base = clientOptions(conn, 'sluice-preflight');
+    base = clientOptions(conn, 'sluice-preflight', policy);
   } catch (e) {
     throw new PreflightFailure((e as Error).message);
   }
@@ -79,7 +59,6 @@ export function options(conn: KafkaConnection, policy: OutboundPolicy, timeoutMs
     retries: 0,
     connectTimeout: Math.min(5_000, timeoutMs),
     requestTimeout: timeoutMs,
-    ...(base.tls ? { tls: { ...base.tls, lookup: policy.lookup } } : {}),
   };
 }
 
@@ -93,7 +72,6 @@ async function withCluster<T>(
   const where = conn.brokers.join(',') || 'the configured brokers';
   try {
     if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
-    await assertBrokersAllowed(opts.policy, conn.brokers);
     // A consumer lists offsets and fetches without joining a group: nothing is left on the cluster.
     const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
       ...options(conn, opts.policy, opts.timeoutMs),
@@ -129,7 +107,6 @@ export async function listKafkaTopics(
   const where = conn.brokers.join(',') || 'the configured brokers';
   try {
     if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
-    await assertBrokersAllowed(opts.policy, conn.brokers);
     const admin = new Admin(options(conn, opts.policy, opts.timeoutMs));
     try {
       return await withDeadline(
@@ -198,11 +175,6 @@ export async function fetchRecentKafkaMessages(
       });
     const info = meta.topics.get(topic);
     if (!info) throw missing();
-    // The client dials the brokers the cluster advertises: they are checked too.
-    await assertBrokersAllowed(
-      opts.policy,
-      [...meta.brokers.values()].map((b) => `${b.host}:${b.port}`),
-    );
     const [ends, starts] = await Promise.all([
       client.listOffsets({ topics: [topic] }),
       client.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.EARLIEST }),

@@ -1,5 +1,6 @@
 import type { BaseOptions, SASLMechanismValue } from '@platformatic/kafka';
-import type { StreamConnection } from '@sluice/shared';
+import type { OutboundPolicy, StreamConnection } from '@sluice/shared';
+import { brokerOutbound, type BrokerOutbound } from './broker-policy.js';
 
 // Connection settings of a Kafka cluster as the connector schemas spell them
 // (spec 2.13: KAFKA_SOURCE `bootstrap_servers`, KAFKA_TARGET
@@ -13,7 +14,15 @@ export interface KafkaConnection {
   sasl_username?: string;
   sasl_password?: string;
   ca_cert?: string;
+  /**
+   * The platform's own stream broker (SLUICE_STREAM_BROKERS): the operator's
+   * setting, not a user's, so the outbound address policy does not apply.
+   */
+  platform?: true;
 }
+
+/** The client's options, with the outbound address policy of its broker connections. */
+export type KafkaClientOptions = BaseOptions & { outbound?: BrokerOutbound };
 
 const SUPPORTED_SASL = new Set(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']);
 
@@ -47,7 +56,7 @@ export function platformStream(env: NodeJS.ProcessEnv = process.env): KafkaConne
   if (brokers.length === 0) {
     throw new Error('SLUICE_STREAM_BROKERS is not set: the platform stream broker is unknown to this worker');
   }
-  return { brokers };
+  return { brokers, platform: true };
 }
 
 /** The cluster of a subscription's stream (resolved configuration). */
@@ -57,16 +66,37 @@ export function streamKafkaConnection(stream: StreamConnection): KafkaConnection
 
 /** A stable text naming the cluster and the identity used, to share one client per cluster. */
 export function connectionKey(c: KafkaConnection): string {
-  return JSON.stringify([c.brokers, c.security_protocol, c.sasl_mechanism, c.sasl_username, c.ca_cert]);
+  return JSON.stringify([
+    c.brokers,
+    c.security_protocol,
+    c.sasl_mechanism,
+    c.sasl_username,
+    c.ca_cert,
+    c.platform === true,
+  ]);
 }
 
-/** Client options; throws a clear message for settings this client cannot use. */
-export function clientOptions(c: KafkaConnection, clientId: string): BaseOptions {
+/**
+ * Client options; throws a clear message for settings this client cannot use.
+ * Every broker of a user's cluster, bootstrap or named by its metadata, is
+ * dialled under `policy` (broker-policy.ts): it is required for any cluster
+ * but the platform's stream broker.
+ */
+export function clientOptions(
+  c: KafkaConnection,
+  clientId: string,
+  policy?: OutboundPolicy,
+): KafkaClientOptions {
   if (c.brokers.length === 0) throw new Error('no Kafka bootstrap servers are configured');
+  if (!c.platform && !policy) {
+    throw new Error(
+      'the brokers of a Kafka cluster a user configured are dialled only under an outbound policy',
+    );
+  }
   const protocol = c.security_protocol ?? 'PLAINTEXT';
   const sasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL';
   const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
-  const options: BaseOptions = {
+  const options: KafkaClientOptions = {
     clientId,
     bootstrapBrokers: c.brokers,
     connectTimeout: 10_000,
@@ -88,5 +118,6 @@ export function clientOptions(c: KafkaConnection, clientId: string): BaseOptions
     };
   }
   if (tls) options.tls = c.ca_cert ? { ca: c.ca_cert } : {};
+  if (!c.platform && policy) options.outbound = brokerOutbound(policy);
   return options;
 }

@@ -23,7 +23,7 @@ interface Out {
 
 describe('the patched Kafka client', () => {
   it('is installed (npm install ran the patch)', () => {
-    for (const file of ['protocol/records.js', 'clients/producer/producer.js'])
+    for (const file of ['protocol/records.js', 'clients/producer/producer.js', 'network/connection.js'])
       expect(readFileSync(join(CLIENT, file), 'utf8')).toContain('Patched (Sluice, patches/)');
   });
 

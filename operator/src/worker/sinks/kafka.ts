@@ -4,7 +4,9 @@ import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engines.js';
 import { clientOptions, kafkaConnection } from '../kafka/connection.js';
 import { chunkBySize } from '../kafka/produce-chunks.js';
+import { workerOutboundPolicy } from '../outbound.js';
 import { describeKafkaError, targetEngine } from '../target/target-loop.js';
+import type { SinkOpenOptions } from './target-engines.js';
 
 // KAFKA_TARGET (spec 2.13): each record is one message on the topic named by
 // the subscription's target_table_name; the value is the row as JSON and the
@@ -14,7 +16,8 @@ import { describeKafkaError, targetEngine } from '../target/target-loop.js';
 // tombstone (no value). A batch goes as requests of at most 512 KiB
 // (produce-chunks.ts). The producer is idempotent with acks=all, so a retry
 // inside the client writes no duplicate; a batch sent again after a crash
-// does (at-least-once: docs/data-plane.md).
+// does (at-least-once: docs/data-plane.md). Every broker it dials, bootstrap
+// or leader, is under the outbound address policy (kafka/broker-policy.ts).
 
 // Keys and values are encoded here, once: the request-size split reads
 // their length, and the producer sends them as they are (no serializer).
@@ -38,9 +41,9 @@ export function toKafkaMessage(r: SinkRecord): Out {
 export class KafkaSink implements Sink {
   readonly #producer: Producer<Buffer, Buffer, Buffer, Buffer>;
 
-  constructor(configuration: Record<string, unknown>, clientId: string) {
+  constructor(configuration: Record<string, unknown>, clientId: string, o: SinkOpenOptions) {
     this.#producer = new Producer({
-      ...clientOptions(kafkaConnection(configuration), clientId),
+      ...clientOptions(kafkaConnection(configuration), clientId, o.policy),
       idempotent: true,
       acks: ProduceAcks.ALL,
       // Target topics are created on first use with the broker's defaults.
@@ -74,8 +77,8 @@ export class KafkaSink implements Sink {
 }
 
 /** A connected KafkaSink of a target configuration (secrets resolved). */
-export async function openKafkaSink(config: WorkerConfig): Promise<Sink> {
-  const sink = new KafkaSink(config.configuration, `sluice-${config.connector_id}`);
+export async function openKafkaSink(config: WorkerConfig, o: SinkOpenOptions): Promise<Sink> {
+  const sink = new KafkaSink(config.configuration, `sluice-${config.connector_id}`, o);
   try {
     await sink.connect();
   } catch (e) {
@@ -85,4 +88,6 @@ export async function openKafkaSink(config: WorkerConfig): Promise<Sink> {
   return sink;
 }
 
-export const kafkaTargetEngine: Engine = targetEngine(openKafkaSink);
+export const kafkaTargetEngine: Engine = targetEngine((config) =>
+  openKafkaSink(config, { policy: workerOutboundPolicy() }),
+);

@@ -1,6 +1,8 @@
 import { Consumer } from '@platformatic/kafka';
 import type { Engine } from '../engines.js';
+import { isOutboundRefusal } from '../kafka/broker-policy.js';
 import { clientOptions, kafkaConnection } from '../kafka/connection.js';
+import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import { describeKafkaError } from '../target/target-loop.js';
 
@@ -20,7 +22,7 @@ export const kafkaSourceEngine: Engine = {
     const topics = [...new Set(datamodels.map((d) => d.topic))];
     // Offsets are listed without joining a group: this worker consumes nothing.
     const client = new Consumer({
-      ...clientOptions(conn, `sluice-${config.connector_id}`),
+      ...clientOptions(conn, `sluice-${config.connector_id}`, workerOutboundPolicy()),
       groupId: `sluice-${config.connector_id}-monitor`,
     });
     try {
@@ -61,14 +63,36 @@ export const kafkaSourceEngine: Engine = {
           seen.set(labels, end - (first.get(dm.id) ?? end));
         }
       } catch (e) {
+        // A partition leader the outbound policy refuses stays refused: the connector fails.
+        if (isOutboundRefusal(e)) {
+          throw new Error(
+            `cannot read the source topics from ${conn.brokers.join(',')}: ${describeKafkaError(e)}`,
+            {
+              cause: e,
+            },
+          );
+        }
         // A broker restart is not the connector's failure: report and poll again.
         polls.inc();
         ctx.log('warn', 'reading the source topics offsets failed', { reason: describeKafkaError(e) });
       }
     };
-    await poll();
-    const timer = setInterval(() => void poll(), POLL_MS);
-    const done = new Promise<void>((resolve) => {
+    try {
+      await poll();
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw e;
+    }
+    let fail: (e: unknown) => void = () => undefined;
+    const timer = setInterval(() => void poll().catch((e: unknown) => fail(e)), POLL_MS);
+    const done = new Promise<void>((resolve, reject) => {
+      fail = (e) => {
+        clearInterval(timer);
+        void client
+          .close(true)
+          .catch(() => undefined)
+          .then(() => reject(e as Error));
+      };
       signal.addEventListener(
         'abort',
         () => {

@@ -15,7 +15,9 @@ import {
   type KafkaConnection,
 } from '../kafka/connection.js';
 import { LATENCY_BUCKETS_S } from '../metrics.js';
+import { brokerRefusal, isOutboundRefusal } from '../kafka/broker-policy.js';
 import { unknownTopicIn } from '../kafka/topic-partitions.js';
+import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import {
   mapMessage,
@@ -185,7 +187,7 @@ async function startGroup(
 ): Promise<{ done: Promise<void>; close(): Promise<void> }> {
   const topics = [...new Set(g.subs.map((s) => s.config.topic))];
   const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-    ...clientOptions(g.connection, `sluice-${connectorId}`),
+    ...clientOptions(g.connection, `sluice-${connectorId}`, workerOutboundPolicy()),
     groupId: g.groupId,
     sessionTimeout: 10_000,
     heartbeatInterval: 1_000,
@@ -433,6 +435,8 @@ export async function writeMapped(
     } catch (e) {
       if (signal.aborted) return;
       const reason = e instanceof Error ? e.message : String(e);
+      // An address the outbound policy refuses stays refused: no retry.
+      if (isOutboundRefusal(e)) throw e;
       if (attempt >= o.writeAttempts)
         throw new Error(`the target refused a batch ${attempt} times: ${reason}`, { cause: e });
       ctx.log('warn', 'writing a batch failed; retrying', { attempt, reason });
@@ -512,8 +516,13 @@ export async function commit(
   return false;
 }
 
-/** The client's error and what it wraps, in one line (no stack). */
+/**
+ * The client's error and what it wraps, in one line (no stack); a broker the
+ * outbound policy refused is named alone.
+ */
 export function describeKafkaError(error: unknown): string {
+  const refused = brokerRefusal(error);
+  if (refused) return refused;
   const parts: string[] = [];
   const walk = (e: unknown, depth: number) => {
     if (depth > 4 || typeof e !== 'object' || e === null || !('message' in e)) return;
