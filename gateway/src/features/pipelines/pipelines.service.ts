@@ -30,7 +30,7 @@ import {
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
-import { conflict, invalid, notFound } from '../../http/errors.js';
+import { conflict, HttpError, invalid, notFound, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { connectorUsers } from '../connectors/connectors.repository.js';
 import { deleteConnectorObjects } from '../connectors/connectors.service.js';
@@ -119,9 +119,41 @@ export async function createPipeline(ctx: GatewayContext, p: Principal, body: Pi
     extra = { smtName: nested.smt_name ?? undefined, draftStep: nested.draft_step ?? undefined };
   }
   await assertNameFree(ctx, body.team_id, body.name);
-  const plan = await planCreate(ctx, p, flat, extra);
-  await ctx.catalog.runSteps(plan.steps);
-  return getPipeline(ctx, p, plan.pipeline.metadata.name);
+  try {
+    const plan = await planCreate(ctx, p, flat, extra);
+    await ctx.catalog.runSteps(plan.steps);
+    return getPipeline(ctx, p, plan.pipeline.metadata.name);
+  } catch (err) {
+    throw nested ? inNestedShape(err) : err;
+  }
+}
+
+/** Where each flattened field came from in the nested shape (the mapping above). */
+const NESTED_FIELD: Record<string, string> = {
+  source_name: 'source_name',
+  source_type: 'source_type',
+  source_config: 'source_config',
+  target_name: 'target_name',
+  target_type: 'target_type',
+  target_config: 'target_config',
+  subscription_mapper_config: 'smt_config',
+};
+
+/**
+ * A 422 of a nested-shape request, located where the client put the field
+ * (`["body","json_configuration","source_config","topic"]`), not in the
+ * flattened shape it was checked in.
+ */
+function inNestedShape(err: unknown): unknown {
+  if (!(err instanceof HttpError) || err.status !== 422 || !Array.isArray(err.detail)) return err;
+  const issues = (err.detail as ValidationIssue[]).map((i) => {
+    const [where, field, ...rest] = i.loc;
+    const nestedName = typeof field === 'string' ? NESTED_FIELD[field] : undefined;
+    return where === 'body' && nestedName
+      ? { ...i, loc: ['body', 'json_configuration', nestedName, ...rest] }
+      : i;
+  });
+  return new HttpError(422, issues, err.headers);
 }
 
 export async function listPipelines(ctx: GatewayContext, p: Principal, q: PipelineListQuery) {
