@@ -29,7 +29,9 @@ import { userRoutes } from './features/users/users.routes.js';
 import { taskRoutes } from './features/warehouses/tasks.routes.js';
 import { warehouseRoutes } from './features/warehouses/warehouses.routes.js';
 import { errorHandler, notFound } from './http/errors.js';
+import { methodNotAllowed } from './http/method-not-allowed.js';
 import { mountRoutes } from './http/mount.js';
+import { acceptReadOnlyFields } from './http/read-only.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { AnyRoute } from './http/route.js';
 
@@ -57,11 +59,13 @@ export function allRoutes(ctx: GatewayContext): AnyRoute[] {
     ...taskRoutes(ctx),
     ...backfillRoutes(ctx),
     ...deletionRoutes(ctx),
-  ];
+  ].map(acceptReadOnlyFields);
 }
 
 /** Paths under /api that serve documentation rather than operations. */
 export const DOCUMENTATION_PATHS = ['/openapi.json', '/docs', '/docs/init.js', '/docs/assets'];
+/** The documentation paths that are single GET routes (the assets are a static folder). */
+const DOCUMENTED_GETS = ['/openapi.json', '/docs', '/docs/init.js'];
 
 function mountDocs(api: Router, openapi: unknown): void {
   api.get('/openapi.json', (_req, res) => void res.json(openapi));
@@ -128,6 +132,7 @@ export function buildApp(ctx: GatewayContext): {
     log: ctx.log,
   });
   mountDocs(api, openapi);
+  api.use(methodNotAllowed([...routes, ...DOCUMENTED_GETS.map((path) => ({ method: 'get', path }))]));
   app.use('/api', api);
   app.use((_req, _res, next) => next(notFound()));
   app.use(errorHandler(ctx.log));

@@ -43,7 +43,7 @@ describe('the API surface', () => {
     const paths = gw.openapi.paths as Record<string, Record<string, unknown>>;
     const documented = new Set(
       Object.entries(paths).flatMap(([p, ops]) =>
-        Object.keys(ops).map((m) => `${m} ${p.replace(/\{([A-Za-z_]+)\}/g, ':$1')}`),
+        Object.keys(ops).map((m) => `${m} /api${p.replace(/\{([A-Za-z_]+)\}/g, ':$1')}`),
       ),
     );
     const undocumented = registeredRoutes(gw.app).filter(
@@ -61,10 +61,10 @@ describe('the API surface', () => {
     const refs = JSON.stringify(res.body).match(/#\/components\/schemas\/[A-Za-z_]+/g) ?? [];
     const missing = [...new Set(refs)].filter((r) => !(r.split('/').pop()! in schemas));
     expect(missing).toEqual([]);
-    expect(res.body.paths['/api/envs/'].post.parameters).toEqual(
+    expect(res.body.paths['/envs/'].post.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
     );
-    expect(res.body.paths['/api/auth/jwt/login'].post.requestBody.content).toHaveProperty(
+    expect(res.body.paths['/auth/jwt/login'].post.requestBody.content).toHaveProperty(
       'application/x-www-form-urlencoded',
     );
   });

@@ -133,7 +133,7 @@ describe('GET /api/connector-types/', () => {
 
   it('is documented in the OpenAPI document with its response schema', () => {
     const paths = gw.openapi.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
-    const op = paths['/api/connector-types/']?.get;
+    const op = paths['/connector-types/']?.get;
     expect(op?.responses['200']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ConnectorTypeList' } } },
     });

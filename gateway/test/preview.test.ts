@@ -149,7 +149,7 @@ withBoth('preview of a subscription or pipeline (real broker, real PostgreSQL)',
 
   it('documents both routes in the OpenAPI document, with their error answers', () => {
     const paths = gw.openapi.paths as Record<string, { post?: { responses: Record<string, unknown> } }>;
-    for (const path of ['/api/subscriptions/{id}/preview', '/api/pipelines/{id}/preview']) {
+    for (const path of ['/subscriptions/{id}/preview', '/pipelines/{id}/preview']) {
       expect(Object.keys(paths[path]?.post?.responses ?? {}).sort()).toEqual([
         '200',
         '401',

@@ -232,9 +232,9 @@ describe.each(databaseKinds())('schema registry on %s', (kind) => {
 
   it('documents the routes with both success codes of registration', () => {
     const paths = gw.openapi.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
-    expect(Object.keys(paths['/api/schemas/{subject}']!.post!.responses)).toEqual(
+    expect(Object.keys(paths['/schemas/{subject}']!.post!.responses)).toEqual(
       expect.arrayContaining(['200', '201', '401', '422']),
     );
-    expect(paths['/api/schemas/{subject}/versions/{version}']!.get).toBeDefined();
+    expect(paths['/schemas/{subject}/versions/{version}']!.get).toBeDefined();
   });
 });

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/database.js';
 import { unprocessable } from './errors.js';
 import { withIdempotency } from './idempotency.js';
+import { inputIssues } from './input-limits.js';
 import type { AnyRoute, Reply } from './route.js';
 import { check } from './validation.js';
 
@@ -41,12 +42,20 @@ export function mountRoutes(router: Router, routes: AnyRoute[], opts: MountOptio
         const params = { ...req.params };
         const query = { ...(req.query as Record<string, unknown>) };
         const body: unknown = r.body ? (req.body ?? {}) : undefined;
+        // The input limits first: a body too deep for them is not walked again by ajv.
+        const limits = [
+          ...inputIssues(params, 'path'),
+          ...inputIssues(query, 'query'),
+          ...(r.body ? inputIssues(body, 'body') : []),
+        ];
+        if (limits.length) throw unprocessable(limits);
         const issues = [
           ...(r.params ? check(r.params, params, 'path') : []),
           ...(r.query ? check(r.query, query, 'query') : []),
           ...(r.body ? check(r.body, body, 'body') : []),
         ];
         if (issues.length) throw unprocessable(issues);
+        for (const f of r.ignoredBodyFields ?? []) delete (body as Record<string, unknown>)[f];
         const principal = (req as { principal?: Principal }).principal as Principal;
         const log = (req as { log?: Logger }).log ?? opts.log;
         const run = () => r.handler({ params, query, body, principal, req, res, log } as never);

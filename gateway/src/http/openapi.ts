@@ -1,8 +1,26 @@
 import type { TSchema } from '@sinclair/typebox';
 import { SLUICE_VERSION, ErrorBody, ValidationErrorBody } from '@sluice/shared';
+import { MAX_JSON_DEPTH, NO_NUL_PATTERN } from './input-limits.js';
 import type { AnyRoute } from './route.js';
 
 type Json = Record<string, unknown>;
+
+/**
+ * The input limits (http/input-limits.ts) as the document states them: no
+ * string or object key holds NUL. A string with its own pattern gets the rule
+ * as a second pattern (`allOf`); formats, enums and constants exclude NUL already.
+ */
+function withInputLimits(s: Json): Json {
+  if (s.type === 'string' && !('format' in s) && !('const' in s) && !('enum' in s)) {
+    if (!('pattern' in s)) s.pattern = NO_NUL_PATTERN;
+    else if (s.pattern !== NO_NUL_PATTERN)
+      s.allOf = [...((s.allOf as Json[] | undefined) ?? []), { pattern: NO_NUL_PATTERN }];
+  }
+  if (s.type === 'object' && s.additionalProperties !== false && !('propertyNames' in s)) {
+    s.propertyNames = { pattern: NO_NUL_PATTERN };
+  }
+  return s;
+}
 
 /**
  * Builds the OpenAPI 3.1 document from the route table. Schemas carrying an
@@ -25,13 +43,13 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     }
     const out: Json = {};
     for (const [k, v] of Object.entries(s)) if (k !== '$id') out[k] = toJson(v);
-    return out;
+    return withInputLimits(out);
   };
   const ref = (schema: TSchema) => toJson(schema);
 
   const paths: Record<string, Json> = {};
   for (const r of routes) {
-    const path = '/api' + r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters: Json[] = [];
     for (const [where, schema] of [
       ['path', r.params],
@@ -97,9 +115,15 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     info: {
       title: 'Sluice',
       version: SLUICE_VERSION,
-      description: 'Control plane for change-data pipelines. See docs/api.md for the design choices.',
+      description:
+        'Control plane for change-data pipelines. See docs/api.md for the design choices. ' +
+        `Every request is held to these limits before its own schema (422 at the location): no string ` +
+        `or object key contains NUL (U+0000); arrays and objects nest at most ${MAX_JSON_DEPTH} levels; ` +
+        'a method a path does not have answers 405 with `Allow`. PATCH bodies may carry the read-only ' +
+        'fields of the read shape, which are ignored.',
     },
-    servers: [{ url: '/' }],
+    // Spec conventions and 9.1: paths are relative to `{base_url}/api`.
+    servers: [{ url: '/api' }],
     paths,
     components: {
       schemas: components,

@@ -58,6 +58,8 @@ export interface RouteSpec<
   bodyEncoding?: 'json' | 'form';
   /** Honour the `Idempotency-Key` header (spec 4.10). */
   idempotent?: boolean;
+  /** Body fields accepted (checked) and then dropped before the handler: read-only fields (http/read-only.ts). */
+  ignoredBodyFields?: string[];
   /** Extra middleware run before validation (rate limits). */
   before?: RequestHandler[];
   responses: Record<number, ResponseSpec>;

@@ -15,6 +15,30 @@ const strict = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: 
 const coercing = addFormats(
   new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false }),
 );
+/**
+ * `x-aliases: {alias: name}` on an object schema: a field sent under its alias
+ * is moved to its name, so the handler sees one name (the schema accepts
+ * either, and says which is which).
+ */
+for (const ajv of [strict, coercing]) {
+  ajv.addKeyword({
+    keyword: 'x-aliases',
+    schemaType: 'object',
+    modifying: true,
+    validate: (aliases: Record<string, string>, data: unknown) => {
+      if (data && typeof data === 'object' && !Array.isArray(data)) {
+        const o = data as Record<string, unknown>;
+        for (const [alias, name] of Object.entries(aliases)) {
+          if (alias in o && !(name in o)) {
+            o[name] = o[alias];
+            delete o[alias];
+          }
+        }
+      }
+      return true;
+    },
+  });
+}
 const cache = new WeakMap<TSchema, { strict?: ValidateFunction; coercing?: ValidateFunction }>();
 
 function compiled(schema: TSchema, coerce: boolean): ValidateFunction {

@@ -20,9 +20,21 @@ export const Page = <T extends TSchema>(item: T, title: string) =>
     { $id: title, additionalProperties: false },
   );
 
-/** Spec 4.9: `page` from 1, `size` default 50, at most 100. */
+/**
+ * The highest page a list accepts: far past any real list (100 million rows at
+ * the largest size), and low enough that its offset stays an exact integer in
+ * every database and driver. A page past the last one is an empty page.
+ */
+export const MAX_PAGE = 1_000_000;
+
+/** Spec 4.9: `page` from 1 (at most MAX_PAGE), `size` default 50, at most 100. */
 export const PageQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAGE,
+    default: 1,
+    description: `From 1, at most ${MAX_PAGE}; a page past the last one is empty`,
+  }),
   size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
 });
 

@@ -94,14 +94,16 @@ export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'GSSA
  * The environment's broker and its retention (spec 2.4 leaves the shape to us).
  * `sasl_password` is the one secret: stored encrypted, read back as `<redacted>`.
  */
+const BootstrapServers = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  pattern: '^[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}(,[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5})*$',
+  description: 'Comma-separated host:port list of the Kafka brokers',
+});
+
 export const RetentionConfiguration = Type.Object(
   {
-    bootstrap_servers: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      pattern: '^[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}(,[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5})*$',
-      description: 'Comma-separated host:port list of the Kafka brokers',
-    }),
+    bootstrap_servers: BootstrapServers,
     security_protocol: Type.Optional(
       Type.Union(
         SECURITY_PROTOCOLS.map((p) => Type.Literal(p)),
@@ -123,11 +125,36 @@ export const RetentionConfiguration = Type.Object(
 );
 export type RetentionConfiguration = Static<typeof RetentionConfiguration>;
 
+/**
+ * The broker settings as a client writes them: `bootstrap_server`, the name
+ * clients of the existing product send, is accepted for `bootstrap_servers`
+ * (one of the two, not both). The gateway's validation moves it to
+ * `bootstrap_servers` (`x-aliases`, gateway/src/http/validation.ts), so
+ * handlers and storage see one name.
+ */
+export const RetentionConfigurationInput = Type.Unsafe<RetentionConfiguration>({
+  ...Type.Object(
+    {
+      ...RetentionConfiguration.properties,
+      bootstrap_servers: Type.Optional(BootstrapServers),
+      bootstrap_server: Type.Optional({
+        ...BootstrapServers,
+        description: 'Another name of bootstrap_servers (send one of the two)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  $id: 'RetentionConfigurationInput',
+  anyOf: [{ required: ['bootstrap_servers'] }, { required: ['bootstrap_server'] }],
+  not: { required: ['bootstrap_servers', 'bootstrap_server'] },
+  'x-aliases': { bootstrap_server: 'bootstrap_servers' },
+});
+
 const envFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 4096 }))),
   use_retention: Type.Optional(Type.Boolean({ default: false })),
-  retention_configuration: Type.Optional(Nullable(RetentionConfiguration)),
+  retention_configuration: Type.Optional(Nullable(RetentionConfigurationInput)),
 };
 export const EnvCreate = Type.Object(envFields, { $id: 'EnvCreate', additionalProperties: false });
 export type EnvCreate = Static<typeof EnvCreate>;

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import {
   CONNECTOR_TYPES,
-  RetentionConfiguration,
+  RetentionConfigurationInput,
   Uuid,
   type ConnectorTypeDef,
   type PreflightAction,
@@ -203,7 +203,7 @@ export function preflightRoutes(ctx: GatewayContext): AnyRoute[] {
       summary: "Connect to an environment's own Kafka broker (retention_configuration) with these settings",
       description:
         'The body is the `retention_configuration` of an environment; the password must be sent (not `<redacted>`). Answers 200 `{ok, message}` whenever the check ran.',
-      body: RetentionConfiguration,
+      body: RetentionConfigurationInput,
       responses: {
         200: { description: 'The check ran', schema: CheckResult },
         422: { description: 'Invalid settings (every issue, located)' },
