@@ -25,7 +25,10 @@ export default {
   testMatch: ['<rootDir>/{shared,gateway,operator,e2e}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
-  testTimeout: 30000,
+  // Also the default of every hook: a beforeAll that starts a gateway (PGlite,
+  // migrations) or a server takes seconds alone but far longer on two cores
+  // shared with other work (load 7–10), where 30 s failed whole files.
+  testTimeout: 120000,
   // On two cores jest runs the files in band, in its own process; a failed
   // test that skipped its cleanup (a watch still reconnecting, a server still
   // listening) then kept that process alive after the summary until CI's

@@ -72,12 +72,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 export async function createContext(
   config: Config,
   log: Logger,
-  opts: { pgliteDir?: string } = {},
+  opts: { pgliteDir?: string; pgliteLoad?: Blob } = {},
 ): Promise<GatewayContext & { closeDb(): Promise<void> }> {
   const handle = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     pgliteDir: opts.pgliteDir,
+    pgliteLoad: opts.pgliteLoad,
   });
   await migrateToLatest(handle.db);
   const principals = new PrincipalCache(config.principalCacheMs);

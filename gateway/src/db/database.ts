@@ -52,6 +52,8 @@ export async function openDatabase(opts: {
   url?: string;
   dataDir: string;
   pgliteDir?: string;
+  /** A PGlite data directory dumped earlier (`dumpDataDir`) to start from instead of a new initdb (tests). */
+  pgliteLoad?: Blob;
 }): Promise<DatabaseHandle> {
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: 20 });
@@ -63,7 +65,7 @@ export async function openDatabase(opts: {
   const { PGlite } = await import('@electric-sql/pglite');
   const dir = opts.pgliteDir ?? join(opts.dataDir, 'pgdata');
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-  const pglite = await PGlite.create(dir);
+  const pglite = await PGlite.create(dir, opts.pgliteLoad ? { loadDataDir: opts.pgliteLoad } : {});
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return { db, kind: 'pglite', close: () => db.destroy() };
 }
