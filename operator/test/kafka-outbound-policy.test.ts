@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Admin } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { countingListener, hostPort, type CountingListener } from './counting-listener.js';
 import {
   assertWorkerBuilt,
   startWorker,
@@ -19,47 +19,6 @@ import {
 // cluster's metadata names. A refusal ends the worker at once with a message
 // naming the broker, and opens no connection: a counting TCP proxy in front
 // of the real broker stands where the worker is sent.
-
-/** A TCP listener that counts the connections it accepts, and pipes them to `to` when given. */
-interface CountingListener {
-  port: number;
-  accepted(): number;
-  close(): Promise<void>;
-}
-
-async function countingListener(
-  host: string,
-  to?: { host: string; port: number },
-): Promise<CountingListener> {
-  let accepted = 0;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    accepted++;
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
-    if (!to) return void client.destroy();
-    const upstream = connect(to.port, to.host);
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => client.destroy());
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    accepted: () => accepted,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-const hostPort = (broker: string) => {
-  const i = broker.lastIndexOf(':');
-  return { host: broker.slice(0, i), port: Number(broker.slice(i + 1)) };
-};
 
 describeWithKafka('the outbound policy on the brokers of Kafka workers (worker program, real broker)', () => {
   const brokers = testKafkaBrokers() ?? [];

@@ -87,13 +87,17 @@ async function withCluster<T>(
   }
 }
 
-/** check-credentials: connect, authenticate, read the metadata. */
+/**
+ * check-credentials: connect, authenticate, read the metadata, then connect
+ * to every broker it names (as a worker will: each under the address policy).
+ */
 export async function checkKafka(
   config: Record<string, unknown>,
   opts: KafkaCheckOptions,
 ): Promise<{ brokers: number; topics: number }> {
   return withCluster(config, opts, async (client) => {
     const meta = await client.metadata({ topics: [], forceUpdate: true });
+    await client.connectToBrokers();
     return { brokers: meta.brokers.size, topics: meta.topics.size };
   });
 }
