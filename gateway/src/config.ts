@@ -47,6 +47,12 @@ export interface Config {
   loginMaxPerAccount: number;
   loginMaxPerAddress: number;
   loginWindowS: number;
+  /** Mails of forgot-password / request-verify-token per e-mail address and per client address. */
+  mailMaxPerAccount: number;
+  mailMaxPerAddress: number;
+  mailWindowS: number;
+  /** How often an open log stream re-checks its token and the caller's access (ms). */
+  logStreamRecheckMs: number;
   trustProxy: boolean;
   /** Validate every response against its schema (tests; off in production for speed). */
   validateResponses: boolean;
@@ -226,6 +232,10 @@ export function loadConfig(env: Env = process.env): Config {
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),
     loginMaxPerAddress: int(env, 'SLUICE_LOGIN_MAX_PER_ADDRESS', 100),
     loginWindowS: int(env, 'SLUICE_LOGIN_WINDOW_S', 900),
+    mailMaxPerAccount: int(env, 'SLUICE_MAIL_MAX_PER_ACCOUNT', 3),
+    mailMaxPerAddress: int(env, 'SLUICE_MAIL_MAX_PER_ADDRESS', 20),
+    mailWindowS: int(env, 'SLUICE_MAIL_WINDOW_S', 3600),
+    logStreamRecheckMs: int(env, 'SLUICE_LOG_STREAM_RECHECK_MS', 2000, 100),
     trustProxy: bool(env, 'SLUICE_TRUST_PROXY', false),
     validateResponses: bool(env, 'SLUICE_VALIDATE_RESPONSES', false),
     outbound: {

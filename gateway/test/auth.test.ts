@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
@@ -6,6 +6,13 @@ import request from 'supertest';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 const PASSWORD = 'correct-horse-battery';
+
+/** An HS256 JWT of exactly `payload`, signed with `key`. */
+function handSigned(payload: object, key: Buffer): string {
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
+  return `${head}.${createHmac('sha256', key).update(head).digest('base64url')}`;
+}
 const USER_KEYS = ['active_env_id', 'email', 'id', 'is_active', 'is_superuser', 'is_verified'];
 let seq = 0;
 const freshEmail = (tag = 'auth') => `${tag}${++seq}-${randomUUID().slice(0, 8)}@example.com`;
@@ -36,7 +43,10 @@ describe.each(databaseKinds())('authentication on %s', (kind) => {
 
   beforeAll(async () => {
     // Many logins from one address: keep the per-address throttle out of the way here.
-    gw = await startTestGateway(kind, { SLUICE_LOGIN_MAX_PER_ADDRESS: '10000' });
+    gw = await startTestGateway(kind, {
+      SLUICE_LOGIN_MAX_PER_ADDRESS: '10000',
+      SLUICE_MAIL_MAX_PER_ADDRESS: '10000',
+    });
     http = recordingClient(gw, bodies);
     admin = await gw.superuser();
     passwords.add(admin.password);
@@ -289,6 +299,27 @@ describe.each(databaseKinds())('authentication on %s', (kind) => {
     it('refuses a well-signed token of a user that does not exist', async () => {
       unauthorized(await me(signed({ ...claims(), sub: randomUUID() })));
     });
+
+    it('refuses a token whose sub, iat or kind is malformed with 401, signed with the right key or not', async () => {
+      for (const bad of [
+        { sub: 'not-a-uuid' },
+        { sub: `${u.id}x` },
+        { sub: "' or 1=1 --" },
+        { sub: 12345 },
+        { sub: '' },
+        { iat: 'yesterday' },
+        { iat: undefined },
+        { kind: 'superuser' },
+      ]) {
+        // Signed by hand: jsonwebtoken's sign refuses (or fills in) some of these claims.
+        const payload = { ...claims(), iss: 'sluice', aud: 'sluice:api', ...bad };
+        const right = handSigned(payload, gw.ctx.tokens.key.export());
+        unauthorized(await me(right));
+        unauthorized(await me(handSigned(payload, Buffer.from('another-secret-another-secret-another'))));
+        unauthorized(await http.post('/api/auth/jwt/refresh').set(bearer(right)));
+        unauthorized(await http.get('/api/users').set(bearer(right)));
+      }
+    });
   });
 
   describe('logout and refresh', () => {
@@ -321,6 +352,152 @@ describe.each(databaseKinds())('authentication on %s', (kind) => {
       unauthorized(await me(res.body.access_token));
       expect((await me(u.token)).status).toBe(200);
       unauthorized(await http.post('/api/auth/jwt/refresh'));
+    });
+
+    it("refreshing an API key's 10-minute token never reaches past the key's 10 minutes", async () => {
+      const env = (
+        await http
+          .post('/api/envs/')
+          .set(bearer(admin.token))
+          .send({ name: `key-${randomUUID()}` })
+      ).body as { id: string };
+      const key = (
+        await http
+          .post('/api/api-keys')
+          .set(bearer(admin.token))
+          .send({ name: 'refresher', env_ids: [env.id] })
+      ).body.key as string;
+      const exchanged = await http.post('/api/auth/api-key/token').send({ api_key: key });
+      expect(exchanged.status).toBe(200);
+      const first = jwt.decode(exchanged.body.access_token) as { exp: number; kind: string };
+      let token = exchanged.body.access_token as string;
+      for (let i = 0; i < 3; i++) {
+        const res = await http.post('/api/auth/jwt/refresh').set(bearer(token));
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ access_token: expect.any(String), token_type: 'bearer' });
+        expect(res.body.expires_in).toBeLessThanOrEqual(600);
+        const claims = jwt.decode(res.body.access_token) as { exp: number; kind: string };
+        // The same kind and no later expiry than the exchange gave: not a 24-hour login token.
+        expect(claims.kind).toBe('api-key');
+        expect(claims.exp).toBeLessThanOrEqual(first.exp);
+        token = res.body.access_token as string;
+        expect((await http.get(`/api/envs/${env.id}`).set(bearer(token))).status).toBe(200);
+      }
+      // A login token still refreshes to a full lifetime.
+      const u = await registered();
+      const fresh = await http.post('/api/auth/jwt/refresh').set(bearer(u.token));
+      expect(fresh.body.expires_in).toBe(gw.ctx.config.tokenLifetimeS);
+      expect((jwt.decode(fresh.body.access_token) as { kind: string }).kind).toBe('access');
+    });
+
+    it("refreshing a service-account token keeps the service account's expiry", async () => {
+      const u = await registered();
+      await http
+        .post('/api/envs/')
+        .set(bearer(u.token))
+        .send({ name: `sa-${randomUUID()}` });
+      const sa = await http
+        .post('/api/users/me/service-account-token')
+        .set(bearer(u.token))
+        .send({ expires_in_days: 1 });
+      expect(sa.status).toBe(201);
+      const before = jwt.decode(sa.body.access_token) as { exp: number };
+      const res = await http.post('/api/auth/jwt/refresh').set(bearer(sa.body.access_token));
+      expect(res.status).toBe(200);
+      const after = jwt.decode(res.body.access_token) as { exp: number; kind: string };
+      expect(after.kind).toBe('service');
+      expect(after.exp).toBeLessThanOrEqual(before.exp);
+      expect((await me(res.body.access_token)).status).toBe(200);
+    });
+  });
+
+  describe('a password change ends the other sessions', () => {
+    const changePassword = (token: string, old_password: string, new_password: string) => {
+      passwords.add(new_password);
+      return http
+        .post('/api/users/me/change-password')
+        .set(bearer(token))
+        .send({ old_password, new_password });
+    };
+
+    it('change-password: the caller keeps this token, every other token of theirs stops at once', async () => {
+      const u = await registered();
+      const other = (await login(u.email, u.password)).body.access_token as string;
+      // Both tokens in use (and in the gateway's principal cache) right before the change.
+      expect((await me(u.token)).status).toBe(200);
+      expect((await me(other)).status).toBe(200);
+      const res = await changePassword(u.token, u.password, 'changed-password-2');
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body).sort()).toEqual(USER_KEYS);
+      unauthorized(await me(other));
+      unauthorized(await http.post('/api/auth/jwt/refresh').set(bearer(other)));
+      expect((await me(u.token)).status).toBe(200);
+      // The kept token refreshes; the new token and a new login work; logout still ends the kept one.
+      const refreshed = (await http.post('/api/auth/jwt/refresh').set(bearer(u.token))).body.access_token;
+      expect((await me(refreshed)).status).toBe(200);
+      const relogged = (await login(u.email, 'changed-password-2')).body.access_token as string;
+      expect((await me(relogged)).status).toBe(200);
+      expect((await http.post('/api/auth/jwt/logout').set(bearer(u.token))).status).toBe(200);
+      unauthorized(await me(u.token));
+      expect((await me(refreshed)).status).toBe(200);
+    });
+
+    it('a second change from another session keeps only that session', async () => {
+      const u = await registered();
+      const second = (await login(u.email, u.password)).body.access_token as string;
+      expect((await changePassword(u.token, u.password, 'changed-password-3')).status).toBe(200);
+      const third = (await login(u.email, 'changed-password-3')).body.access_token as string;
+      expect((await changePassword(third, 'changed-password-3', 'changed-password-4')).status).toBe(200);
+      unauthorized(await me(u.token));
+      unauthorized(await me(second));
+      expect((await me(third)).status).toBe(200);
+    });
+
+    it('PATCH /users/me with a password: the same', async () => {
+      const u = await registered();
+      const other = (await login(u.email, u.password)).body.access_token as string;
+      expect((await me(other)).status).toBe(200);
+      passwords.add('patched-password-5');
+      const res = await http
+        .patch('/api/users/me')
+        .set(bearer(u.token))
+        .send({ password: 'patched-password-5' });
+      expect(res.status).toBe(200);
+      unauthorized(await me(other));
+      expect((await me(u.token)).status).toBe(200);
+      // A patch without a password ends nothing.
+      const third = (await login(u.email, 'patched-password-5')).body.access_token as string;
+      expect(
+        (await http.patch('/api/users/me').set(bearer(u.token)).send({ email: freshEmail() })).status,
+      ).toBe(200);
+      expect((await me(third)).status).toBe(200);
+    });
+
+    it("a superuser's PATCH /users/{id} with a password ends every token of that user", async () => {
+      const u = await registered();
+      const other = (await login(u.email, u.password)).body.access_token as string;
+      expect((await me(u.token)).status).toBe(200);
+      passwords.add('set-by-admin-6');
+      const res = await http
+        .patch(`/api/users/${u.id}`)
+        .set(bearer(admin.token))
+        .send({ password: 'set-by-admin-6' });
+      expect(res.status).toBe(200);
+      unauthorized(await me(u.token));
+      unauthorized(await me(other));
+      expect((await me(admin.token)).status).toBe(200);
+      expect((await login(u.email, 'set-by-admin-6')).status).toBe(200);
+    });
+
+    it('a reset by mail ends every token, the kept one of an earlier change too', async () => {
+      const u = await registered();
+      expect((await changePassword(u.token, u.password, 'changed-password-7')).status).toBe(200);
+      expect((await http.post('/api/auth/forgot-password').send({ email: u.email })).status).toBe(202);
+      const token = lastMailTo(u.email, /reset/i).token;
+      passwords.add('reset-password-8');
+      const reset = await http.post('/api/auth/reset-password').send({ token, password: 'reset-password-8' });
+      expect(reset.status).toBe(200);
+      unauthorized(await me(u.token));
     });
   });
 
@@ -551,35 +728,132 @@ describe.each(databaseKinds())('authentication options on %s', (kind) => {
   describe('login throttling', () => {
     let gw: TestGateway;
     beforeAll(async () => {
-      gw = await startTestGateway(kind, { SLUICE_LOGIN_MAX_PER_ACCOUNT: '3' });
+      // Addresses come from X-Forwarded-For here, so that one test plays several clients.
+      gw = await startTestGateway(kind, {
+        SLUICE_LOGIN_MAX_PER_ACCOUNT: '3',
+        SLUICE_LOGIN_MAX_PER_ADDRESS: '8',
+        SLUICE_TRUST_PROXY: 'true',
+      });
     });
     afterAll(() => gw.close());
+    const attempt = (from: string, username: string, password: string) =>
+      gw.http
+        .post('/api/auth/jwt/login')
+        .set('X-Forwarded-For', from)
+        .type('form')
+        .send({ username, password });
 
-    it('answers 429 with Retry-After after 3 failed attempts on one account, and only that account', async () => {
+    it('answers 429 with Retry-After after 3 failed attempts on one account from one address', async () => {
       const victim = await gw.user();
       const other = await gw.user();
-      const attempt = (username: string, password: string) =>
-        gw.http.post('/api/auth/jwt/login').type('form').send({ username, password });
       for (let i = 0; i < 3; i++) {
-        const res = await attempt(victim.email, `wrong-password-${i}`);
+        const res = await attempt('203.0.113.1', victim.email, `wrong-password-${i}`);
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
       }
-      const blocked = await attempt(victim.email, 'wrong-password-3');
+      const blocked = await attempt('203.0.113.1', victim.email, 'wrong-password-3');
       expect(blocked.status).toBe(429);
       expect(blocked.body).toEqual({ detail: 'LOGIN_TOO_MANY_ATTEMPTS' });
       const retryAfter = Number(blocked.headers['retry-after']);
       expect(Number.isInteger(retryAfter)).toBe(true);
       expect(retryAfter).toBeGreaterThan(0);
       expect(retryAfter).toBeLessThanOrEqual(900);
-      // Even the right password waits now; the address case does not dodge the limit.
-      expect((await attempt(victim.email, victim.password)).status).toBe(429);
-      expect((await attempt(victim.email.toUpperCase(), victim.password)).status).toBe(429);
-      // Another account is unaffected.
-      const ok = await attempt(other.email, other.password);
-      expect(ok.status).toBe(200);
+      // From that address even the right password waits; the address case does not dodge the limit.
+      expect((await attempt('203.0.113.1', victim.email, victim.password)).status).toBe(429);
+      expect((await attempt('203.0.113.1', victim.email.toUpperCase(), victim.password)).status).toBe(429);
+      // Another account from the same address is unaffected.
+      expect((await attempt('203.0.113.1', other.email, other.password)).status).toBe(200);
       // The victim's existing token still works: throttling is about logins only.
       expect((await gw.http.get('/api/users/me').set(victim.auth)).status).toBe(200);
     });
+
+    it('a stranger who fails on an account does not lock its owner out', async () => {
+      const owner = await gw.user();
+      for (let i = 0; i < 3; i++) {
+        expect((await attempt('198.51.100.7', owner.email, `guess-${i}`)).status).toBe(400);
+      }
+      expect((await attempt('198.51.100.7', owner.email, `guess-3`)).status).toBe(429);
+      // The owner, from their own address, logs in with the right password...
+      const ok = await attempt('192.0.2.44', owner.email, owner.password);
+      expect(ok.status).toBe(200);
+      expect(ok.body.access_token).toEqual(expect.any(String));
+      // ...and a few typos of their own do not count against the stranger's block or the other way round.
+      expect((await attempt('192.0.2.44', owner.email, 'typo')).status).toBe(400);
+      expect((await attempt('192.0.2.44', owner.email, owner.password)).status).toBe(200);
+      // Many strangers each get their own 3 failures, not more.
+      for (const from of ['198.51.100.8', '198.51.100.9']) {
+        for (let i = 0; i < 3; i++) expect((await attempt(from, owner.email, `g-${i}`)).status).toBe(400);
+        expect((await attempt(from, owner.email, 'g-3')).status).toBe(429);
+      }
+      expect((await attempt('192.0.2.44', owner.email, owner.password)).status).toBe(200);
+    });
+
+    it('one address spraying many accounts hits the per-address limit (8 attempts)', async () => {
+      const accounts = await Promise.all([gw.user(), gw.user(), gw.user()]);
+      const results: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        results.push((await attempt('198.51.100.99', accounts[i % 3]!.email, `spray-${i}`)).status);
+      }
+      expect(results.slice(0, 8).every((s) => s === 400)).toBe(true);
+      expect(results[8]).toBe(429);
+      // The accounts' owners elsewhere are not affected.
+      for (const a of accounts) expect((await attempt('192.0.2.45', a.email, a.password)).status).toBe(200);
+    });
+  });
+
+  describe('forgot-password and request-verify-token limits', () => {
+    let gw: TestGateway;
+    beforeAll(async () => {
+      gw = await startTestGateway(kind, {
+        SLUICE_MAIL_MAX_PER_ACCOUNT: '2',
+        SLUICE_MAIL_MAX_PER_ADDRESS: '6',
+        SLUICE_TRUST_PROXY: 'true',
+      });
+    });
+    afterAll(() => gw.close());
+    const post = (path: string, from: string, email: string) =>
+      gw.http.post(`/api/auth/${path}`).set('X-Forwarded-For', from).send({ email });
+    const mails = (email: string, subject: RegExp) =>
+      gw.outbox().filter((m) => m.to === email.toLowerCase() && subject.test(m.subject)).length;
+
+    for (const [path, subject] of [
+      ['forgot-password', /reset/i],
+      ['request-verify-token', /verif/i],
+    ] as const) {
+      it(`${path}: at most 2 mails per account, from any address, every answer 202`, async () => {
+        const u = await gw.user();
+        const before = mails(u.email, subject);
+        for (const from of ['203.0.113.10', '203.0.113.11', '203.0.113.12', '203.0.113.13', '203.0.113.14']) {
+          const res = await post(path, from, u.email);
+          expect(res.status).toBe(202);
+          expect(res.text).toBe('');
+        }
+        expect(mails(u.email, subject) - before).toBe(2);
+        // An unknown address answers the same, so the limit reveals no account.
+        const ghost = `ghost-${randomUUID()}@example.com`;
+        for (const from of ['203.0.113.15', '203.0.113.16', '203.0.113.17']) {
+          expect((await post(path, from, ghost)).status).toBe(202);
+        }
+        // Another account is unaffected.
+        const other = await gw.user();
+        const otherBefore = mails(other.email, subject);
+        expect((await post(path, '203.0.113.18', other.email)).status).toBe(202);
+        expect(mails(other.email, subject) - otherBefore).toBe(1);
+      });
+
+      it(`${path}: 429 with Retry-After past 6 requests from one address, whatever the accounts`, async () => {
+        const from = `198.51.100.${path.length}`;
+        for (let i = 0; i < 6; i++) {
+          expect((await post(path, from, `spray-${i}-${randomUUID()}@example.com`)).status).toBe(202);
+        }
+        const res = await post(path, from, `spray-x-${randomUUID()}@example.com`);
+        expect(res.status).toBe(429);
+        expect(res.body).toEqual({ detail: 'TOO_MANY_REQUESTS' });
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+        // Another address is not limited.
+        const u = await gw.user();
+        expect((await post(path, '192.0.2.200', u.email)).status).toBe(202);
+      });
+    }
   });
 });

@@ -115,7 +115,11 @@ async function pgliteTemplate(): Promise<Blob> {
   return dump;
 }
 
-export async function startTestGateway(kind: DbKind, env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  kind: DbKind,
+  env: Record<string, string> = {},
+  opts: { pgliteOnDisk?: boolean } = {},
+): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
   const pgdb = kind === 'postgres' ? await createPostgresDatabase() : undefined;
   const config = loadConfig({
@@ -144,8 +148,11 @@ export async function startTestGateway(kind: DbKind, env: Record<string, string>
   const ctx = await createContext(
     config,
     createLogger(env.LOG_LEVEL ?? process.env.SLUICE_TEST_LOG_LEVEL ?? 'debug', sink),
-    // In memory, from the migrated template (pgliteTemplate).
-    { pgliteDir: 'memory://', ...(pgdb ? {} : { pgliteLoad: await pgliteTemplate() }) },
+    // In memory, from the migrated template (pgliteTemplate); on disk (`<dataDir>/pgdata`, as
+    // `make run` keeps it) only for the tests of its files.
+    opts.pgliteOnDisk
+      ? {}
+      : { pgliteDir: 'memory://', ...(pgdb ? {} : { pgliteLoad: await pgliteTemplate() }) },
   );
   const built = buildApp(ctx);
   const { routes, openapi } = built;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import type { TestGateway } from './harness.js';
+import { databaseKinds, type TestGateway, type TestUser } from './harness.js';
 import { logStreamServer, specProtocols as spec } from './log-stream-client.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
@@ -165,5 +165,127 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
       expect([path, closed]).toEqual([path, { code: 1008, reason }]);
       expect(c.frames).toEqual([]);
     }
+  });
+});
+
+describe.each(databaseKinds())('log streams end when the caller loses access, on %s', (kind) => {
+  let gw: TestGateway;
+  let t: TeamSetup;
+  let streams: Awaited<ReturnType<typeof logStreamServer>>;
+  let connectorId: string;
+  let pipelineId: string;
+
+  beforeAll(async () => {
+    // The default re-check interval (2 s): what a deployment gets.
+    ({ gw } = await startScriptedGateway(kind));
+    t = await setupTeam(gw, 'revoked');
+    streams = await logStreamServer(gw.app);
+    // A stream stays open while no worker runs: no pipeline needs to be started.
+    const res = await gw.http
+      .post('/api/pipelines/')
+      .set(t.owner.auth)
+      .send({
+        name: 'watched',
+        team_id: t.teamId,
+        source_name: 'watched-src',
+        source_type: 'KAFKA_SOURCE',
+        source_config: configs.kafkaSource('watched-topic'),
+        target_name: 'watched-dst',
+        target_type: 'KAFKA_TARGET',
+        target_config: { bootstrap_server: 'kafka:9092' },
+      });
+    expect(res.status).toBe(201);
+    pipelineId = res.body.id as string;
+    connectorId = (await gw.http.get(`/api/pipelines/${pipelineId}`).set(t.owner.auth)).body
+      .source_connector_id as string;
+  });
+
+  afterAll(async () => {
+    await streams.close();
+    await closeScanned(gw);
+  });
+
+  /** Opens both streams with `token` and checks they stay open for a moment. */
+  async function openBoth(token: string) {
+    const clients = [
+      streams.open(`/connectors/${connectorId}/logs`, spec(token)),
+      streams.open(`/pipelines/${pipelineId}/logs`, spec(token)),
+    ];
+    for (const c of clients) await c.opened;
+    const early = await Promise.race([
+      Promise.all(clients.map((c) => c.closed)),
+      new Promise((r) => setTimeout(() => r('open'), 2500)),
+    ]);
+    expect(early).toBe('open');
+    return clients;
+  }
+
+  /** Both streams close with 1008 and `reason` within the re-check interval (and some slack). */
+  async function expectClosed(clients: ReturnType<typeof streams.open>[], reason: string) {
+    const started = Date.now();
+    for (const c of clients) {
+      const closed = await Promise.race([
+        c.closed,
+        new Promise((r) => setTimeout(() => r('still open'), 8000)),
+      ]);
+      expect(closed).toEqual({ code: 1008, reason });
+    }
+    return Date.now() - started;
+  }
+
+  const freshMember = async (): Promise<TestUser> => {
+    const u = await gw.user();
+    const add = await gw.http
+      .post(`/api/teams/${t.teamId}/members/bulk`)
+      .set(t.owner.auth)
+      .send({ members: [u.id] });
+    expect(add.status).toBe(204);
+    return u;
+  };
+
+  it('logout closes the streams opened with that token (1008), within the re-check interval', async () => {
+    const u = await freshMember();
+    const clients = await openBoth(u.token);
+    expect((await gw.http.post('/api/auth/jwt/logout').set(u.auth)).status).toBe(200);
+    expect(await expectClosed(clients, 'Unauthorized')).toBeLessThan(5000);
+  });
+
+  it('a password change made with another token closes the streams', async () => {
+    const u = await freshMember();
+    const other = await gw.login(u.email, u.password);
+    const clients = await openBoth(u.token);
+    const changed = await gw.http
+      .post('/api/users/me/change-password')
+      .set({ Authorization: `Bearer ${other}` })
+      .send({ old_password: u.password, new_password: 'new-password-for-logs' });
+    expect(changed.status).toBe(200);
+    await expectClosed(clients, 'Unauthorized');
+  });
+
+  it('removal from the team closes the streams', async () => {
+    const u = await freshMember();
+    const clients = await openBoth(u.token);
+    expect((await gw.http.delete(`/api/teams/${t.teamId}/members/${u.id}`).set(t.owner.auth)).status).toBe(
+      204,
+    );
+    await expectClosed(clients, 'You are not a member of this team');
+  });
+
+  it('deactivation by a superuser closes the streams', async () => {
+    const u = await freshMember();
+    const root = await gw.superuser();
+    const clients = await openBoth(u.token);
+    expect((await gw.http.patch(`/api/users/${u.id}`).set(root.auth).send({ is_active: false })).status).toBe(
+      200,
+    );
+    await expectClosed(clients, 'Unauthorized');
+  });
+
+  it('a member who keeps access keeps the stream', async () => {
+    const clients = await openBoth(t.member.token);
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const c of clients) expect(c.ws.readyState).toBe(c.ws.OPEN);
+    for (const c of clients) c.ws.close(1000);
+    for (const c of clients) expect((await c.closed).code).toBe(1000);
   });
 });

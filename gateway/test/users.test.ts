@@ -115,28 +115,67 @@ describe.each(databaseKinds())('users on %s', (kind) => {
       expect(lonely.body.items).toEqual([expect.objectContaining({ id: carol.id, email: carol.email })]);
     });
 
-    it('finds anyone by exact e-mail (case-insensitive), nobody by a partial one', async () => {
-      const found = await gw.http
-        .get(`/api/users?email=${encodeURIComponent(carol.email.toUpperCase())}`)
+    it('finds by exact e-mail (case-insensitive) only among those the caller may see, nobody by a partial one', async () => {
+      // Alice and Bob share an environment (previous test); Carol shares nothing with anyone.
+      const self = await gw.http
+        .get(`/api/users?email=${encodeURIComponent(alice.email.toUpperCase())}`)
         .set(alice.auth);
-      expect(found.status).toBe(200);
-      expect(found.body).toMatchObject({ total: 1, page: 1, size: 50 });
-      expect(found.body.items).toEqual([
+      expect(self.status).toBe(200);
+      expect(self.body.items).toEqual([(await h.me(alice)).body]);
+      const colleague = await gw.http
+        .get(`/api/users?email=${encodeURIComponent(bob.email)}`)
+        .set(alice.auth);
+      expect(colleague.body).toMatchObject({ total: 1, page: 1, size: 50 });
+      expect(colleague.body.items).toEqual([
         {
-          id: carol.id,
-          email: carol.email,
+          id: bob.id,
+          email: bob.email,
           is_active: true,
           is_superuser: false,
           is_verified: false,
           active_env_id: null,
         },
       ]);
+      // A stranger's address finds nothing: no id, no flags, not even that the account exists.
+      const stranger = await gw.http
+        .get(`/api/users?email=${encodeURIComponent(carol.email.toUpperCase())}`)
+        .set(alice.auth);
+      expect(stranger.status).toBe(200);
+      expect(stranger.body).toMatchObject({ items: [], total: 0 });
+      const superuser = await gw.http
+        .get(`/api/users?email=${encodeURIComponent(root.email)}`)
+        .set(alice.auth);
+      expect(superuser.body).toMatchObject({ items: [], total: 0 });
       const none = await gw.http
-        .get(`/api/users?email=${encodeURIComponent(`x${carol.email}`)}`)
+        .get(`/api/users?email=${encodeURIComponent(`x${bob.email}`)}`)
         .set(alice.auth);
       expect(none.status).toBe(200);
       expect(none.body).toMatchObject({ items: [], total: 0 });
       expectLocs(await gw.http.get('/api/users?email=user').set(alice.auth), [['query', 'email']]);
+      // A superuser finds anyone, with every field.
+      const byRoot = await gw.http.get(`/api/users?email=${encodeURIComponent(carol.email)}`).set(root.auth);
+      expect(byRoot.body.items).toEqual([(await h.me(carol)).body]);
+    });
+
+    it("shows a non-superuser other people's is_superuser as false and active_env_id as null", async () => {
+      const env = await h.env(bob);
+      // A superuser in Bob's environment, whose active environment is set.
+      const boss = await gw.superuser();
+      const team = await h.team(bob, env.id);
+      await h.addMembers(bob, team.id, [boss.id]);
+      const real = (await h.me(boss)).body;
+      expect(real).toMatchObject({ is_superuser: true, active_env_id: env.id });
+      const seen = await gw.http.get('/api/users?size=100').set(bob.auth);
+      const listed = seen.body.items.find((u: { id: string }) => u.id === boss.id);
+      expect(listed).toEqual({ ...real, is_superuser: false, active_env_id: null });
+      const byEmail = await gw.http.get(`/api/users?email=${encodeURIComponent(boss.email)}`).set(bob.auth);
+      expect(byEmail.body.items).toEqual([listed]);
+      // Bob sees himself in full.
+      const me = seen.body.items.find((u: { id: string }) => u.id === bob.id);
+      expect(me).toEqual((await h.me(bob)).body);
+      expect(me.active_env_id).not.toBeNull();
+      // And reading the superuser by id is a 403 (spec 4.2).
+      expectForbidden(await gw.http.get(`/api/users/${boss.id}`).set(bob.auth));
     });
 
     it('shows a superuser everyone, paginated', async () => {

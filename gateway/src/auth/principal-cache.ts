@@ -19,6 +19,7 @@ import type { Principal } from './principal.js';
  */
 export class PrincipalCache {
   readonly #entries = new Map<string, { principal: Principal; until: number }>();
+  #generation = 0;
 
   constructor(
     readonly ttlMs = 2000,
@@ -35,8 +36,17 @@ export class PrincipalCache {
     return hit.principal;
   }
 
-  set(tokenId: string, principal: Principal): void {
-    if (this.ttlMs <= 0) return;
+  /**
+   * Counts the clears. A lookup reads it before its query and hands it to
+   * `set`: if a write cleared the cache meanwhile, the row read may predate
+   * that write (a password change, a logout), so it is not kept.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  set(tokenId: string, principal: Principal, generation = this.#generation): void {
+    if (this.ttlMs <= 0 || generation !== this.#generation) return;
     // Bounded: when full, the oldest entry goes (Map keeps insertion order).
     if (this.#entries.size >= this.maxEntries) {
       const oldest = this.#entries.keys().next().value;
@@ -46,6 +56,7 @@ export class PrincipalCache {
   }
 
   clear(): void {
+    this.#generation++;
     this.#entries.clear();
   }
 }

@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import { Migrator, type Migration } from 'kysely/migration';
 import pg from 'pg';
@@ -14,6 +15,7 @@ import * as backfills from './migrations/2026-11-23-0008-backfills.js';
 import * as autoBackfills from './migrations/2026-11-24-0009-auto-backfills.js';
 import * as backfillTurnedOn from './migrations/2026-11-24-0010-backfill-turned-on.js';
 import * as backfillOnConsumed from './migrations/2026-11-24-0011-backfill-on-consumed.js';
+import * as keptSession from './migrations/2026-11-26-0012-kept-session.js';
 import * as secretGrants from './migrations/2026-11-26-0013-secret-grants.js';
 import * as deletions from './migrations/2026-11-26-0014-deletions.js';
 import type { Database } from './schema.js';
@@ -39,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-0009-auto-backfills': autoBackfills,
   '2026-11-24-0010-backfill-turned-on': backfillTurnedOn,
   '2026-11-24-0011-backfill-on-consumed': backfillOnConsumed,
+  '2026-11-26-0012-kept-session': keptSession,
   '2026-11-26-0013-secret-grants': secretGrants,
   '2026-11-26-0014-deletions': deletions,
 };
@@ -64,10 +67,32 @@ export async function openDatabase(opts: {
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const dir = opts.pgliteDir ?? join(opts.dataDir, 'pgdata');
-  if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+  const onDisk = !dir.startsWith('memory://');
+  if (onDisk) {
+    // The database holds password hashes and sealed secrets: owner-only, like
+    // a PostgreSQL server's data directory. PGlite creates files with the
+    // process's umask (and its first files, unpacked at initdb, 0666): the
+    // umask covers the files it creates from now on, the walk those before.
+    if (isMainThread) process.umask(0o077);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!opts.pgliteDir) chmodSync(opts.dataDir, 0o700);
+  }
   const pglite = await PGlite.create(dir, opts.pgliteLoad ? { loadDataDir: opts.pgliteLoad } : {});
+  if (onDisk) ownerOnly(dir);
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+/** Makes `dir` and everything under it owner-only (directories 0700, files 0600); links are left alone. */
+export function ownerOnly(dir: string): void {
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) return;
+  if (!st.isDirectory()) {
+    if ((st.mode & 0o777) !== 0o600) chmodSync(dir, 0o600);
+    return;
+  }
+  if ((st.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+  for (const name of readdirSync(dir)) ownerOnly(join(dir, name));
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {

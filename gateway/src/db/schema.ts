@@ -17,8 +17,10 @@ export interface UsersTable {
   is_verified: Generated<boolean>;
   is_service_account: Generated<boolean>;
   active_env_id: string | null;
-  /** Tokens issued before this instant are refused (set by a password reset). */
+  /** Tokens issued before this instant are refused (set by every password change). */
   tokens_valid_after: NullableTimestamp;
+  /** The id of the one older token still accepted: the one a user changed their own password with. */
+  tokens_kept_jti: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }

@@ -9,7 +9,7 @@ import {
 import { requireSuperuser } from '../../auth/access.js';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
-import { loginLimiters } from '../../http/rate-limit.js';
+import { loginLimiters } from '../../auth/rate-limits.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as keys from './api-keys.service.js';
 

@@ -10,7 +10,7 @@ import {
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
-import { loginLimiters } from '../../http/rate-limit.js';
+import { loginLimiters, mailLimiters, mailSuppressed } from '../../auth/rate-limits.js';
 import { accepted, created, emptyOk, ok, route, type AnyRoute } from '../../http/route.js';
 import * as auth from './auth.service.js';
 
@@ -22,6 +22,17 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
     perAddress: ctx.config.loginMaxPerAddress,
     windowS: ctx.config.loginWindowS,
   });
+  // One pair of throttles per mailing route: a reset mail does not use up the verification mails.
+  const mailLimits = () =>
+    mailLimiters({
+      perAccount: ctx.config.mailMaxPerAccount,
+      perAddress: ctx.config.mailMaxPerAddress,
+      windowS: ctx.config.mailWindowS,
+    });
+  const tooManyMails = {
+    description: 'Too many requests from this address; see Retry-After',
+    schema: ErrorBody,
+  };
   return [
     route({
       method: 'post',
@@ -72,20 +83,23 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/auth/jwt/refresh',
       tag,
       auth: 'user',
-      summary: 'A fresh token for the caller (the old one stays valid until it expires)',
+      summary:
+        'A fresh token of the same kind (the old one stays valid until it expires). A login token gets a full lifetime; an API-key or service-account token keeps its expiry',
       responses: { 200: { description: 'Bearer token', schema: BearerResponse } },
-      handler: async ({ principal }) => ok(auth.bearer(ctx, principal.user.id)),
+      handler: async ({ principal }) => ok(auth.refresh(ctx, principal)),
     }),
     route({
       method: 'post',
       path: '/auth/forgot-password',
       tag,
       auth: 'public',
-      summary: 'Mail a password-reset token (always 202, known address or not)',
+      summary:
+        'Mail a password-reset token (202, known address or not; past the limit per e-mail address the mail is not sent, past the limit per client address 429)',
       body: EmailBody,
-      responses: { 202: { description: 'Accepted (empty body)' } },
-      handler: async ({ body }) => {
-        await auth.forgotPassword(ctx, body.email);
+      before: mailLimits(),
+      responses: { 202: { description: 'Accepted (empty body)' }, 429: tooManyMails },
+      handler: async ({ body, req }) => {
+        if (!mailSuppressed(req)) await auth.forgotPassword(ctx, body.email);
         return accepted();
       },
     }),
@@ -110,11 +124,13 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/auth/request-verify-token',
       tag,
       auth: 'public',
-      summary: 'Mail a verification token (always 202)',
+      summary:
+        'Mail a verification token (202, known address or not; past the limit per e-mail address the mail is not sent, past the limit per client address 429)',
       body: EmailBody,
-      responses: { 202: { description: 'Accepted (empty body)' } },
-      handler: async ({ body }) => {
-        await auth.requestVerifyToken(ctx, body.email);
+      before: mailLimits(),
+      responses: { 202: { description: 'Accepted (empty body)' }, 429: tooManyMails },
+      handler: async ({ body, req }) => {
+        if (!mailSuppressed(req)) await auth.requestVerifyToken(ctx, body.email);
         return accepted();
       },
     }),

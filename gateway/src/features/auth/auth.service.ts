@@ -22,6 +22,20 @@ export function bearer(ctx: GatewayContext, userId: string): BearerResponse {
   return { access_token: t.token, token_type: 'bearer', expires_in: t.expiresIn };
 }
 
+/**
+ * A new token of the caller's kind. A login token gets a full lifetime; a
+ * token exchanged for an API key (10 minutes) or a service-account token
+ * keeps the expiry of the token presented, so refreshing never stretches
+ * what the key or the service account granted: past it, the key must be
+ * exchanged again.
+ */
+export function refresh(ctx: GatewayContext, p: Principal): BearerResponse {
+  if (p.tokenKind === 'access') return bearer(ctx, p.user.id);
+  const left = Math.max(1, p.tokenExp - Math.floor(Date.now() / 1000));
+  const t = ctx.tokens.issue(p.user.id, p.tokenKind, left);
+  return { access_token: t.token, token_type: 'bearer', expires_in: t.expiresIn };
+}
+
 export async function register(ctx: GatewayContext, body: UserCreate): Promise<UserRead> {
   ctx.passwords.check(body.password, 'REGISTER_INVALID_PASSWORD', body.email);
   if (await findUserByEmail(ctx.db, body.email)) throw badRequest('REGISTER_USER_ALREADY_EXISTS');
@@ -87,28 +101,37 @@ export async function resetPassword(ctx: GatewayContext, token: string, password
   ctx.passwords.check(password, 'RESET_PASSWORD_INVALID_PASSWORD', user.email);
   // Single use: of two concurrent requests with one token, only one consumes it.
   if (!(await consumeActionToken(ctx.db, tokenHash, 'reset'))) throw badRequest('RESET_PASSWORD_BAD_TOKEN');
-  await setPassword(ctx, user.id, password, true);
+  await setPassword(ctx, user.id, password, null);
 }
 
 /**
- * Changes a password and ends what the old one allowed: other reset tokens
- * die; after a reset (`endSessions`) every token issued before now dies too.
+ * The columns a password change writes: the new hash, and the end of every
+ * token issued before now (milliseconds, like the tokens' `iat`) except
+ * `keepJti`, the token a user changed their own password with.
+ */
+export async function passwordPatch(ctx: GatewayContext, password: string, keepJti: string | null) {
+  return {
+    hashed_password: await ctx.passwords.hash(password),
+    tokens_valid_after: new Date(),
+    tokens_kept_jti: keepJti,
+  };
+}
+
+/**
+ * Changes a password and ends what the old one allowed, in one transaction:
+ * the reset tokens mailed before, and every session but `keepJti`'s.
  */
 export async function setPassword(
   ctx: GatewayContext,
   userId: string,
   password: string,
-  endSessions: boolean,
+  keepJti: string | null,
 ) {
-  const hashed_password = await ctx.passwords.hash(password);
-  await deleteActionTokens(ctx.db, userId, 'reset');
-  // Milliseconds, like the tokens' `iat`: tokens issued before now die, later ones live.
-  const now = new Date();
-  return updateUser(
-    ctx.db,
-    userId,
-    endSessions ? { hashed_password, tokens_valid_after: now } : { hashed_password },
-  );
+  const patch = await passwordPatch(ctx, password, keepJti);
+  return ctx.db.transaction().execute(async (trx) => {
+    await deleteActionTokens(trx, userId, 'reset');
+    return updateUser(trx, userId, patch);
+  });
 }
 
 export async function sendVerification(ctx: GatewayContext, userId: string, email: string): Promise<void> {

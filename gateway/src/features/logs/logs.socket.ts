@@ -3,8 +3,9 @@ import type { Express, Request, RequestHandler } from 'express';
 import expressWs from 'express-ws';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
-import { principalFromClaims } from '../../auth/authenticate.js';
+import { resolvePrincipal } from '../../auth/authenticate.js';
 import type { Principal } from '../../auth/principal.js';
+import type { TokenClaims } from '../../auth/tokens.js';
 import type { GatewayContext } from '../../context.js';
 import { HttpError } from '../../http/errors.js';
 import {
@@ -66,7 +67,10 @@ function handleProtocols(protocols: string[] | Set<string>): string | false {
   return false;
 }
 
-async function authenticate(ctx: GatewayContext, token: string | undefined): Promise<Principal | undefined> {
+async function authenticate(
+  ctx: GatewayContext,
+  token: string | undefined,
+): Promise<{ claims: TokenClaims; principal: Principal } | undefined> {
   if (!token) return undefined;
   let claims;
   try {
@@ -74,11 +78,38 @@ async function authenticate(ctx: GatewayContext, token: string | undefined): Pro
   } catch {
     return undefined;
   }
-  const cached = ctx.principals.get(claims.jti);
-  if (cached) return cached;
-  const p = await principalFromClaims(ctx.db, claims);
-  if (p) ctx.principals.set(claims.jti, p);
-  return p;
+  const principal = await resolvePrincipal(ctx.db, claims, ctx.principals);
+  return principal ? { claims, principal } : undefined;
+}
+
+/** The sides of the stream, if the caller may read it (throws the 403/404 of the HTTP reads). */
+function sidesOf(ctx: GatewayContext, kind: 'connectors' | 'pipelines', p: Principal, id: string) {
+  return kind === 'connectors' ? connectorSides(ctx, p, id) : pipelineSides(ctx, p, id);
+}
+
+/**
+ * Why the caller may no longer read the stream (a close reason), or
+ * undefined: the token expired, was revoked (logout, password change), its
+ * user was deactivated or deleted, or left the owning team. Asked again every
+ * `logStreamRecheckMs`; a failure to ask (the database unreachable) is not a
+ * refusal, the next round asks again.
+ */
+async function lostAccess(
+  ctx: GatewayContext,
+  kind: 'connectors' | 'pipelines',
+  id: string,
+  claims: TokenClaims,
+): Promise<string | undefined> {
+  if (claims.exp * 1000 <= Date.now()) return 'Token expired';
+  const principal = await resolvePrincipal(ctx.db, claims, ctx.principals);
+  if (!principal) return 'Unauthorized';
+  try {
+    await sidesOf(ctx, kind, principal, id);
+  } catch (err) {
+    if (err instanceof HttpError) return typeof err.detail === 'string' ? err.detail : 'Forbidden';
+    throw err;
+  }
+  return undefined;
 }
 
 /** A close reason: at most 123 bytes (RFC 6455), plain text. */
@@ -103,18 +134,15 @@ async function stream(ctx: GatewayContext, ws: WebSocket, req: Request, log: Log
     return;
   }
   const [, kind, id] = match as unknown as [string, 'connectors' | 'pipelines', string];
-  const principal = await authenticate(ctx, tokenOf(req));
-  if (!principal) {
+  const caller = await authenticate(ctx, tokenOf(req));
+  if (!caller) {
     ws.close(CLOSE.policy, 'Unauthorized');
     return;
   }
   let sides: LogSide[];
   try {
     if (!/^[0-9a-f-]{36}$/i.test(id)) throw new HttpError(404, 'Not Found');
-    sides =
-      kind === 'connectors'
-        ? await connectorSides(ctx, principal, id)
-        : await pipelineSides(ctx, principal, id);
+    sides = await sidesOf(ctx, kind, caller.principal, id);
   } catch (err) {
     const detail = err instanceof HttpError && typeof err.detail === 'string' ? err.detail : 'Unavailable';
     if (!(err instanceof HttpError)) log.error({ err: (err as Error).message, kind }, 'Log stream refused');
@@ -137,8 +165,23 @@ async function stream(ctx: GatewayContext, ws: WebSocket, req: Request, log: Log
     ws.ping();
   }, PING_INTERVAL_MS);
   ws.on('pong', () => (alive = true));
+  // Access is checked at the handshake and then again and again: a stream
+  // ends (1008) once its caller logged out, changed password, was
+  // deactivated or left the team, within `logStreamRecheckMs`.
+  let checking = false;
+  const recheck = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    lostAccess(ctx, kind, id, caller.claims)
+      .then((why) => {
+        if (why && ws.readyState === ws.OPEN) ws.close(CLOSE.policy, reason(why));
+      })
+      .catch((err: unknown) => log.warn({ err: (err as Error).message, kind }, 'Log stream re-check failed'))
+      .finally(() => (checking = false));
+  }, ctx.config.logStreamRecheckMs);
   ws.once('close', () => {
     clearInterval(ping);
+    clearInterval(recheck);
     ac.abort();
   });
   // Clients only listen; anything they send is ignored.

@@ -38,9 +38,10 @@ export async function deleteUser(db: Db, id: string): Promise<boolean> {
 }
 
 /**
- * Users visible to a caller: all for a superuser; otherwise the people who
- * share an environment with the caller, plus an exact e-mail lookup (how an
- * owner finds the id of someone to add to a team).
+ * Users visible to a caller: all for a superuser; otherwise the caller and
+ * the people who share an environment with them. `email` narrows that set
+ * to one exact address; it never reaches beyond it (docs/api.md,
+ * "Permissions").
  */
 export async function listUsers(
   db: Db,
@@ -48,7 +49,7 @@ export async function listUsers(
 ): Promise<{ rows: UserRow[]; total: number }> {
   let q = db.selectFrom('users').where('is_service_account', '=', false);
   if (opts.email) q = q.where(sql`lower(email)`, '=', opts.email.toLowerCase());
-  else if (opts.viewerId) {
+  if (opts.viewerId) {
     const viewer = opts.viewerId;
     q = q.where((eb) =>
       eb.or([

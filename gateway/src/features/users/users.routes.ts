@@ -30,7 +30,7 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       tag,
       auth: 'user',
       summary:
-        'List users: all for superusers, otherwise those sharing an environment (or one by exact e-mail)',
+        'List users: all for a superuser; for others, themselves and the people sharing an environment with them, whose is_superuser reads false and active_env_id null (not disclosed). `email` narrows that set to one exact address (case-insensitive) and never finds anyone outside it',
       query: UserListQuery,
       responses: { 200: { description: 'A page of users', schema: UserPage } },
       handler: async ({ principal, query }) => ok(await users.listUsers(ctx, principal, query)),
@@ -49,7 +49,8 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/users/me',
       tag,
       auth: 'user',
-      summary: 'Update the caller (only superusers change is_active, is_superuser, is_verified)',
+      summary:
+        'Update the caller (only superusers change is_active, is_superuser, is_verified). A new password ends every other token of the caller at once; the token of this request stays valid',
       body: UserSafeUpdate,
       responses: {
         200: { description: 'Updated', schema: UserRead },
@@ -65,7 +66,8 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/users/me/change-password',
       tag,
       auth: 'user',
-      summary: 'Change the caller’s password',
+      summary:
+        'Change the caller’s password. Every other token of the caller stops working at once; the token of this request stays valid',
       body: UserPasswordChange,
       responses: {
         200: { description: 'Changed', schema: UserRead },
@@ -148,7 +150,7 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/users/:id',
       tag,
       auth: 'user',
-      summary: 'Read a user (oneself, or anyone for a superuser)',
+      summary: 'Read a user (oneself, or anyone for a superuser; 403 for another user)',
       params: IdParams,
       responses: { 200: { description: 'The user', schema: UserRead }, 403: forbidden403, 404: notFound404 },
       handler: async ({ principal, params }) => ok(await users.getUser(ctx, principal, params.id)),
@@ -158,7 +160,8 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/users/:id',
       tag,
       auth: 'user',
-      summary: 'Update a user (superuser, or oneself)',
+      summary:
+        'Update a user (superuser, or oneself). A new password set by a superuser ends every token of that user at once (set on oneself: every token but this request’s)',
       params: IdParams,
       body: UserSafeUpdate,
       responses: {

@@ -7,10 +7,10 @@ import type { GatewayContext } from '../../context.js';
 import type { UserPatch, UserRow } from '../../db/schema.js';
 import { badRequest, conflict, forbidden, invalid, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { setPassword } from '../auth/auth.service.js';
+import { passwordPatch, setPassword } from '../auth/auth.service.js';
 import { addEnvMember, findEnvMembership } from '../envs/envs.repository.js';
 import { addTeamMembers } from '../teams/teams.repository.js';
-import { toUserRead } from './users.mapper.js';
+import { toOtherUserRead, toUserRead } from './users.mapper.js';
 import * as sat from './service-accounts.repository.js';
 import * as repo from './users.repository.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -27,7 +27,9 @@ export async function listUsers(
     offset: offsetOf(q.page, q.size),
     limit: q.size,
   });
-  return pageOf(rows.map(toUserRead), total, q.page, q.size);
+  const read = (u: UserRow) =>
+    p.user.is_superuser || u.id === p.user.id ? toUserRead(u) : toOtherUserRead(u);
+  return pageOf(rows.map(read), total, q.page, q.size);
 }
 
 /** A user may read themselves; a superuser anyone. */
@@ -76,6 +78,8 @@ export async function updateUser(
   }
   if (body.password) {
     ctx.passwords.check(body.password, 'UPDATE_USER_INVALID_PASSWORD', patch.email ?? target.email);
+    // Every other session of the user ends; one's own change keeps the token it was made with.
+    Object.assign(patch, await passwordPatch(ctx, body.password, target.id === p.user.id ? p.tokenId : null));
   }
   const demotes =
     target.is_superuser && target.is_active && (patch.is_superuser === false || patch.is_active === false);
@@ -84,14 +88,19 @@ export async function updateUser(
   }
   let updated: UserRow | undefined = target;
   try {
-    if (Object.keys(patch).length) updated = await repo.updateUser(ctx.db, target.id, patch);
+    if (Object.keys(patch).length) {
+      updated = await ctx.db.transaction().execute(async (trx) => {
+        // Verification tokens were mailed to the old address: they must not verify the new one.
+        if (patch.email) await deleteActionTokens(trx, target.id, 'verify');
+        // Reset tokens were sent for the old password.
+        if (patch.hashed_password) await deleteActionTokens(trx, target.id, 'reset');
+        return repo.updateUser(trx, target.id, patch);
+      });
+    }
   } catch (err) {
     if (isUniqueViolation(err)) throw badRequest('UPDATE_USER_EMAIL_ALREADY_EXISTS');
     throw err;
   }
-  // Verification tokens were mailed to the old address: they must not verify the new one.
-  if (patch.email) await deleteActionTokens(ctx.db, target.id, 'verify');
-  if (body.password) updated = await setPassword(ctx, target.id, body.password, false);
   if (!updated) throw notFound('User not found');
   return toUserRead(updated);
 }
@@ -123,7 +132,8 @@ export async function changePassword(
     throw badRequest('CHANGE_PASSWORD_BAD_PASSWORD');
   }
   ctx.passwords.check(newPassword, 'UPDATE_USER_INVALID_PASSWORD', p.user.email);
-  const user = await setPassword(ctx, p.user.id, newPassword, false);
+  // Every other session ends; the token this request came with stays (docs/api.md, "Sessions").
+  const user = await setPassword(ctx, p.user.id, newPassword, p.tokenId);
   return toUserRead(user ?? p.user);
 }
 
