@@ -40,5 +40,8 @@ describe("the workers' outbound policy", () => {
     expect(p.isAllowed('64:ff9b::a01:203')).toBe(false);
     expect(p.isAllowed('10.9.1.1')).toBe(true);
     expect(p.isAllowed('::ffff:10.9.1.1')).toBe(true);
+    expect(() => workerOutboundPolicy({ SLUICE_WORKER_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(
+      /^SLUICE_WORKER_ALLOW_CIDRS: "10.0.0.0\/33" has an invalid prefix length$/,
+    );
   });
 });

@@ -15,9 +15,17 @@ import { OutboundPolicy, parseCidrList } from '@sluice/shared';
 export const WORKER_DEFAULT_DENIED_CIDRS = ['169.254.0.0/16', 'fe80::/10', '0.0.0.0/8', '::/128'];
 
 export function workerOutboundPolicy(env: NodeJS.ProcessEnv = process.env): OutboundPolicy {
-  const deny = env.SLUICE_WORKER_DENY_CIDRS?.trim()
-    ? parseCidrList(env.SLUICE_WORKER_DENY_CIDRS)
-    : WORKER_DEFAULT_DENIED_CIDRS;
-  const allow = env.SLUICE_WORKER_ALLOW_CIDRS?.trim() ? parseCidrList(env.SLUICE_WORKER_ALLOW_CIDRS) : [];
-  return new OutboundPolicy({ deny, allow });
+  const list = (name: string): string[] | undefined => {
+    const raw = env[name]?.trim();
+    if (!raw) return undefined;
+    try {
+      return parseCidrList(raw);
+    } catch (e) {
+      throw new Error(`${name}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  return new OutboundPolicy({
+    deny: list('SLUICE_WORKER_DENY_CIDRS') ?? WORKER_DEFAULT_DENIED_CIDRS,
+    allow: list('SLUICE_WORKER_ALLOW_CIDRS') ?? [],
+  });
 }
