@@ -110,6 +110,18 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
     expect(r.ms).toBeLessThan(10_000);
   });
 
+  it('refuses a broker name that resolves to a denied address, without connecting', async () => {
+    const before = proxy.accepted();
+    const env = { SLUICE_WORKER_DENY_CIDRS: '127.0.0.0/8,::1/128,169.254.0.0/16' };
+    const r = await failedRun(source(`localhost:${proxy.port}`), env);
+    expect(proxy.accepted() - before).toBe(0);
+    expect(r.code).toBe(1);
+    expect(r.message).toMatch(
+      new RegExp(`broker localhost:${proxy.port} is refused by the outbound policy: localhost resolves to `),
+    );
+    expect(r.ms).toBeLessThan(10_000);
+  });
+
   it('refuses an IPv6 form of a denied IPv4 address', async () => {
     const r = await failedRun(source(`[::ffff:0.0.0.0]:${proxy.port}`));
     expect(r.code).toBe(1);
