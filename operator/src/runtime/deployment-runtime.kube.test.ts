@@ -172,6 +172,100 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
     );
   });
 
+  it('a Connector tells of its worker restarts as under the process runtime: kill -9, back to live, then CrashLoopBackOff to error', async () => {
+    await installCrds(testKubeConfig() as string);
+    const cluster = new KubernetesCluster({ kubeConfig: kc, namespace: ns });
+    const stopController = startController(kc, cluster, runtime, ns);
+    try {
+      const name = `crash-${randomUUID().slice(0, 8)}`;
+      await cluster.create<ConnectorResource>({
+        apiVersion: 'sluice.dev/v1alpha1',
+        kind: 'Connector',
+        metadata: { name, namespace: ns },
+        spec: {
+          name,
+          teamId: randomUUID(),
+          connectorType: 'KAFKA_SOURCE',
+          configuration: { topic: 'orders', bootstrap_servers: 'kafka:9092' },
+          desiredState: 'running',
+        },
+      });
+      const read = () => cluster.get<ConnectorResource>('Connector', ns, name);
+      const deployment = `sluice-worker-${name}`;
+      await until(
+        'deployment',
+        () => kubelet.deployment(deployment).catch(() => undefined),
+        (x) => x !== undefined,
+      );
+      const pod = await kubelet.runPod(deployment, { ready: true });
+      await kubelet.rollOut(deployment, 1);
+      await until('live', read, (c) => c?.status?.state === 'live');
+
+      // kill -9: the kubelet restarted the container at once (exit code 137), not ready yet.
+      const killedAt = new Date('2026-11-26T12:00:00Z');
+      await kubelet.rollOut(deployment, 0);
+      await kubelet.setPod(pod, {
+        ready: false,
+        restartCount: 1,
+        lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt: killedAt } },
+      });
+      const restarting = await until('building', read, (c) => c?.status?.worker?.restarts === 1);
+      expect(restarting?.status?.state).toBe('building');
+      expect(restarting?.status?.worker).toEqual({
+        restarts: 1,
+        consecutiveFailures: 1,
+        lastTermination: {
+          reason: 'Error',
+          exitCode: 137,
+          signal: 'SIGKILL',
+          finishedAt: killedAt.toISOString(),
+        },
+      });
+      await kubelet.setPod(pod, {
+        ready: true,
+        restartCount: 1,
+        lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt: killedAt } },
+      });
+      await kubelet.rollOut(deployment, 1);
+      const back = await until('live again', read, (c) => c?.status?.state === 'live');
+      expect(back?.status?.worker).toMatchObject({ restarts: 1, consecutiveFailures: 0 });
+
+      // Then it fails at once every time: CrashLoopBackOff, 3 restarts without ready: error, its own line.
+      await kubelet.rollOut(deployment, 0);
+      const crash = (restartCount: number) =>
+        kubelet.setPod(pod, {
+          ready: false,
+          restartCount,
+          state: {
+            waiting: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container' },
+          },
+          lastState: {
+            terminated: {
+              exitCode: 1,
+              reason: 'Error',
+              message: 'SASL authentication failed',
+              finishedAt: new Date(killedAt.getTime() + restartCount * 1000),
+            },
+          },
+        });
+      await crash(2);
+      const once = await until('one failure', read, (c) => c?.status?.worker?.restarts === 2);
+      expect(once?.status?.state).toBe('building');
+      await crash(4);
+      const failed = await until('error', read, (c) => c?.status?.state === 'error');
+      expect(failed?.status?.message).toBe(
+        'The worker exited with code 1: SASL authentication failed (restarted 3 times without becoming ready; still retrying)',
+      );
+      expect(failed?.status?.worker).toMatchObject({
+        restarts: 4,
+        consecutiveFailures: 3,
+        lastTermination: { exitCode: 1, message: 'SASL authentication failed' },
+      });
+    } finally {
+      await stopController();
+    }
+  });
+
   it('stops: the Deployment goes at once, the worker is stopping until its pods are gone', async () => {
     await runtime.ensure(spec('c6', 'h1'));
     await kubelet.runPod('sluice-worker-c6', { ready: true });
