@@ -385,6 +385,8 @@ describe('Helm chart charts/sluice', () => {
       }
       const db = find(docs, 'Secret', 'sluice-database');
       expect(Buffer.from(db.data['database-url'], 'base64').toString()).toMatch(/^postgres:\/\//);
+      // The control plane's Secrets are never usable by a secret field (docs/security.md).
+      for (const s of [keys, db]) expect(s.metadata.labels['sluice.dev/control-plane']).toBe('true');
     });
 
     it('runs two operators that elect a leader through a Lease', () => {

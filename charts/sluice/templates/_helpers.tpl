@@ -201,6 +201,11 @@ selector:
     {{- include "sluice.componentSelectorLabels" (list (index . 0) (index . 1)) | nindent 4 }}
 {{- end }}
 
+{{/* The label of the control plane's own Secrets: no secret field may reference them. */}}
+{{- define "sluice.controlPlaneLabel" -}}
+sluice.dev/control-plane: "true"
+{{- end }}
+
 {{/* DATABASE_URL, SLUICE_MASTER_KEY and SLUICE_JWT_SECRET from their Secrets. */}}
 {{- define "sluice.secretEnv" -}}
 - name: DATABASE_URL
