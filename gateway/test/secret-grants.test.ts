@@ -346,6 +346,41 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     });
   });
 
+  it("needs the environment's broker password again when its brokers change", async () => {
+    const cfg = {
+      bootstrap_servers: 'kafka-1.internal:9092',
+      security_protocol: 'SASL_SSL',
+      sasl_mechanism: 'PLAIN',
+      sasl_username: 'platform',
+      sasl_password: INLINE_TOKEN,
+    };
+    const env = await gw.http
+      .post('/api/envs/')
+      .set(a.owner.auth)
+      .send({ name: `broker-${run}`, use_retention: true, retention_configuration: cfg });
+    expect(env.status).toBe(201);
+    const moved = await gw.http
+      .patch(`/api/envs/${env.body.id as string}`)
+      .set(a.owner.auth)
+      .send({
+        retention_configuration: {
+          ...cfg,
+          bootstrap_servers: 'attacker.example:9092',
+          sasl_password: '<redacted>',
+        },
+      });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail[0]).toMatchObject({
+      loc: ['body', 'retention_configuration', 'sasl_password'],
+      msg: expect.stringContaining('required again because bootstrap_servers changed'),
+    });
+    const same = await gw.http
+      .patch(`/api/envs/${env.body.id as string}`)
+      .set(a.owner.auth)
+      .send({ retention_configuration: { ...cfg, retention_ms: 1000, sasl_password: '<redacted>' } });
+    expect(same.status).toBe(200);
+  });
+
   it("needs a warehouse's token again when its hostname changes", async () => {
     const w = await gw.http
       .post('/api/warehouses/')

@@ -1,4 +1,10 @@
-import type { EnvCreate, EnvRead, EnvUpdate, RetentionConfiguration } from '@sluice/shared';
+import {
+  REDACTED,
+  type EnvCreate,
+  type EnvRead,
+  type EnvUpdate,
+  type RetentionConfiguration,
+} from '@sluice/shared';
 import { requireEnv } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
@@ -94,6 +100,28 @@ export async function createEnv(ctx: GatewayContext, p: Principal, body: EnvCrea
   }
 }
 
+/**
+ * `<redacted>` keeps the stored broker password only for the same brokers:
+ * pointed at other brokers, the password must be given again, or any admin
+ * of the environment could send it to a host of their choosing.
+ */
+function refuseMovedBrokerPassword(
+  before: RetentionConfiguration | null | undefined,
+  next: RetentionConfiguration | null | undefined,
+): void {
+  if (!before || next?.sasl_password !== REDACTED) return;
+  const brokers = (c: RetentionConfiguration) =>
+    c.bootstrap_servers ?? (c as { bootstrap_server?: string }).bootstrap_server;
+  if (brokers(before) === brokers(next)) return;
+  throw unprocessable([
+    {
+      loc: ['body', 'retention_configuration', 'sasl_password'],
+      msg: `"${REDACTED}" cannot keep the stored password: sasl_password is required again because bootstrap_servers changed`,
+      type: 'missing',
+    },
+  ]);
+}
+
 export async function updateEnv(
   ctx: GatewayContext,
   p: Principal,
@@ -110,6 +138,7 @@ export async function updateEnv(
       ? body.retention_configuration
       : (toEnvRead(env).retention_configuration ?? null);
   checkBroker(body.use_retention ?? env.use_retention, nextCfg, env.broker_secret !== null);
+  refuseMovedBrokerPassword(toEnvRead(env).retention_configuration, body.retention_configuration);
   if (body.retention_configuration !== undefined) {
     // Replaced as a whole, like connector configurations (spec 4.5, rule 1).
     const { config, secret } = splitBrokerSecret(
