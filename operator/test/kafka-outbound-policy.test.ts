@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { Admin } from '@platformatic/kafka';
+import { Admin, Producer } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { changeEvent } from '../src/worker/contracts.js';
 import { countingListener, hostPort, type CountingListener } from './counting-listener.js';
 import {
   assertWorkerBuilt,
@@ -50,7 +51,8 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
     datamodels: [{ id: `dm-${run}`, name: 'orders', entry: topic, enabled: true, topic }],
   });
 
-  const target = (targetBootstrap: string, streamBootstrap: string): WorkerConfig => ({
+  /** A KAFKA_TARGET reading `topic` from `streamBootstrap` (the platform stream when null). */
+  const target = (targetBootstrap: string, streamBootstrap: string | null): WorkerConfig => ({
     connector_id: `dst-${run}`,
     connector_type: 'KAFKA_TARGET',
     role: 'target',
@@ -60,12 +62,15 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
         id: `sub-${run}`,
         datamodel_id: `dm-${run}`,
         topic,
-        stream: { kind: 'kafka', bootstrap_servers: streamBootstrap, include_metadata: false },
+        stream:
+          streamBootstrap === null
+            ? { kind: 'platform' }
+            : { kind: 'kafka', bootstrap_servers: streamBootstrap, include_metadata: false },
         target_table_name: `out-${run}`,
         mapper_config: [{ key: 'id', path: 'id' }],
         consumer_id: `sluice-test-outbound-${run}`,
         enabled: true,
-        backfill: false,
+        backfill: streamBootstrap === null,
         error_table: { enabled: false },
       },
     ],
@@ -80,7 +85,12 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
       w.exited,
       new Promise<'still running'>((r) => setTimeout(() => r('still running'), 20_000)),
     ]);
-    return { code, ms: Date.now() - started, message: w.terminationMessage() ?? w.output() };
+    return {
+      code,
+      ms: Date.now() - started,
+      message: w.terminationMessage() ?? w.output(),
+      output: w.output(),
+    };
   }
 
   it('reaches the broker through the proxy when the address is allowed (the counting listener counts)', async () => {
@@ -159,6 +169,39 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
       }
       // The bootstrap connections went through; the advertised broker was refused.
       expect(front.accepted()).toBeGreaterThan(0);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it("refuses a KAFKA_TARGET's partition leader at its first write, without retrying the batch", async () => {
+    // The stream is the platform's (the operator's own broker setting, not
+    // under the policy); the target cluster is reached through 127.0.0.2 and
+    // names its leader at the broker's own address, which is denied here.
+    const producer = new Producer({ clientId: 'sluice-test-producer', bootstrapBrokers: brokers });
+    const event = changeEvent({
+      op: 'c',
+      before: null,
+      after: { id: 1 },
+      keyColumns: ['id'],
+      connector_id: `src-${run}`,
+      datamodel_id: `dm-${run}`,
+      entry: 'public.orders',
+      position: '0/1',
+      snapshot: false,
+      tsMs: Date.now(),
+    });
+    await producer.send({ messages: [{ topic, value: Buffer.from(JSON.stringify(event)) }] });
+    await producer.close();
+    const front = await countingListener('127.0.0.2', broker);
+    try {
+      const r = await failedRun(target(`127.0.0.2:${front.port}`, null), {
+        SLUICE_STREAM_BROKERS: brokers.join(','),
+        SLUICE_WORKER_DENY_CIDRS: `${broker.host}/32,169.254.0.0/16`,
+      });
+      expect(r.code).toBe(1);
+      expect(r.message).toContain(`broker ${broker.host}:${broker.port} is refused by the outbound policy`);
+      expect(r.output).not.toContain('retrying');
     } finally {
       await front.close();
     }
