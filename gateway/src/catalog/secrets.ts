@@ -29,7 +29,8 @@ export async function teamSecretScope(
 ): Promise<SecretScope> {
   const places = await placesOfTeams(ctx.db, teamIds);
   return {
-    teamIds: places.map((t) => t.teamId),
+    // A team being deleted (its row gone first) keeps its grants until its objects are cleaned up.
+    teamIds: [...new Set(teamIds)],
     envIds: [...new Set(places.map((t) => t.envId))],
     ownSecrets,
   };

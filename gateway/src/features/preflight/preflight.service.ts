@@ -9,6 +9,7 @@ import {
   secretSlots,
   validateConnectorConfig,
   withConnectorDefaults,
+  type ConnectorResource,
   type ConnectorSpec,
   type ConnectorTypeDef,
   type PreflightAction,
@@ -216,9 +217,14 @@ export async function resolvedStoredConfiguration(
   configuration: Config,
 ): Promise<Config> {
   const row = await findConnector(ctx.db, id);
+  // The mirror row may be gone in a clean-up: the catalog object still names its team.
+  const teamId =
+    (row?.team_id as string | undefined) ??
+    (await ctx.catalog.get<ConnectorResource>('Connector', id))?.spec.teamId ??
+    '';
   const stored = {
     id,
-    teamId: (row?.team_id as string | undefined) ?? '',
+    teamId,
     config: structuredClone(configuration),
   };
   const scope = await teamSecretScope(ctx, [stored.teamId], [managedSecretName('connector', id)]);
