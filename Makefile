@@ -10,7 +10,7 @@ export PATH := $(NODE_BIN):$(PATH)
 # `npm install`, not `npm ci`: the npm of these machines writes lockfiles
 # without other platforms' optional packages (swc, unrs bindings), which
 # `npm ci` then rejects as out of sync. Versions still come from the lockfile.
-node_modules/.install-stamp: package.json package-lock.json $(wildcard */package.json)
+node_modules/.install-stamp: package.json package-lock.json $(wildcard */package.json) scripts/patch-kafka-client.mjs
 	npm install --no-audit --no-fund
 	@touch $@
 
