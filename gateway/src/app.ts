@@ -125,6 +125,7 @@ export function buildApp(ctx: GatewayContext): {
   // WebSocket log streams (upgrades attached by attachWebSockets): ahead of the /api router.
   app.use(logSockets(ctx));
   const api = express.Router();
+  api.use(methodNotAllowed([...routes, ...DOCUMENTED_GETS.map((path) => ({ method: 'get', path }))]));
   mountRoutes(api, routes, {
     db: ctx.db,
     authenticate: createAuthenticator(ctx.db, ctx.tokens, ctx.principals),
@@ -132,7 +133,6 @@ export function buildApp(ctx: GatewayContext): {
     log: ctx.log,
   });
   mountDocs(api, openapi);
-  api.use(methodNotAllowed([...routes, ...DOCUMENTED_GETS.map((path) => ({ method: 'get', path }))]));
   app.use('/api', api);
   app.use((_req, _res, next) => next(notFound()));
   app.use(errorHandler(ctx.log));

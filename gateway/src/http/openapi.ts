@@ -29,21 +29,23 @@ function withInputLimits(s: Json): Json {
 export function buildOpenApi(routes: AnyRoute[]): Json {
   const components: Record<string, unknown> = {};
 
-  const toJson = (schema: unknown, root = false): unknown => {
-    if (Array.isArray(schema)) return schema.map((s) => toJson(s));
+  // The error bodies echo what the client sent (a `loc` may name a key with NUL): no input rule there.
+  const ECHOES = new Set([ValidationErrorBody.$id, ErrorBody.$id]);
+  const toJson = (schema: unknown, root = false, echo = false): unknown => {
+    if (Array.isArray(schema)) return schema.map((s) => toJson(s, false, echo));
     if (!schema || typeof schema !== 'object') return schema;
     const s = schema as Json;
     if (typeof s.$id === 'string' && !root) {
       const id = s.$id;
       if (!(id in components)) {
         components[id] = {};
-        components[id] = toJson(s, true);
+        components[id] = toJson(s, true, ECHOES.has(id));
       }
       return { $ref: `#/components/schemas/${id}` };
     }
     const out: Json = {};
-    for (const [k, v] of Object.entries(s)) if (k !== '$id') out[k] = toJson(v);
-    return withInputLimits(out);
+    for (const [k, v] of Object.entries(s)) if (k !== '$id') out[k] = toJson(v, false, echo);
+    return echo ? out : withInputLimits(out);
   };
   const ref = (schema: TSchema) => toJson(schema);
 
@@ -89,6 +91,11 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
       };
     }
     if (r.auth === 'user') responses['401'] ??= { description: 'Missing, expired or invalid token' };
+    // A query parameter that names a resource (`team_id`, `env_id`, …): it may not exist.
+    const queryNames = Object.keys((r.query as { properties?: object } | undefined)?.properties ?? {});
+    if (queryNames.some((n) => n.endsWith('_id'))) {
+      responses['404'] ??= { description: 'A resource named in the query does not exist' };
+    }
     for (const status of ['400', '403', '404', '409']) {
       const spec = responses[status] as Json | undefined;
       if (spec && !spec.content) spec.content = { 'application/json': { schema: ref(ErrorBody) } };
@@ -104,7 +111,9 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     if (parameters.length) op.parameters = parameters;
     if (r.body) {
       const type = r.bodyEncoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-      op.requestBody = { required: true, content: { [type]: { schema: ref(r.documentedBody ?? r.body) } } };
+      // A body whose fields are all optional may be left out: the server reads it as `{}`.
+      const required = ((r.body as { required?: string[] }).required ?? []).length > 0;
+      op.requestBody = { required, content: { [type]: { schema: ref(r.documentedBody ?? r.body) } } };
     }
     if (r.auth === 'user') op.security = [{ bearer: [] }];
     (paths[path] ??= {})[r.method] = op;
@@ -129,6 +138,18 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
       schemas: components,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        // Where the bearer token comes from (as FastAPI's OAuth2PasswordBearer says): a login, or an
+        // organisation API key exchanged for a 10-minute token (spec 5.2, 5.6).
+        password: {
+          type: 'oauth2',
+          description: 'The OAuth2 password form of POST /auth/jwt/login',
+          flows: { password: { tokenUrl: '/api/auth/jwt/login', scopes: {} } },
+        },
+        apiKey: {
+          type: 'oauth2',
+          description: 'An organisation API key (psk_…) exchanged at POST /auth/api-key/token',
+          flows: { clientCredentials: { tokenUrl: '/api/auth/api-key/token', scopes: {} } },
+        },
       },
     },
   };
