@@ -1,7 +1,7 @@
-import { NotFoundError, type DeletionObjectKind } from '@sluice/shared';
+import { NotFoundError, type ConnectorResource, type DeletionObjectKind } from '@sluice/shared';
 import { managedSecretName } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';
-import { deleteConnectorObjects } from '../connectors/connectors.service.js';
+import { releaseForDelete } from '../connectors/capture-release.js';
 import { deleteSubscriptionObjects } from '../subscriptions/subscriptions.service.js';
 import { deleteTasksOf } from '../warehouses/tasks.repository.js';
 
@@ -21,15 +21,30 @@ export async function deleteObject(ctx: GatewayContext, kind: DeletionObjectKind
     case 'datamodels':
       return ctx.catalog.delete('DataModel', id);
     case 'connectors':
-      // Also drops a PostgreSQL source's replication slot (capture-release.ts);
-      // the operator's finalizer stops the worker before the connector goes.
-      return deleteConnectorObjects(ctx, id);
+      return deleteConnector(ctx, id);
     case 'warehouses':
       await deleteTasksOf(ctx.db, id);
       await ctx.catalog.delete('Warehouse', id);
       await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('warehouse', id));
       return;
   }
+}
+
+/**
+ * The API's connector delete (its data models are gone by this step), read
+ * from the cluster: the API's reads no longer show a connector of a deleted
+ * team. A PostgreSQL source's capture is resolved before its secret goes and
+ * dropped after the connector (capture-release.ts); the operator's finalizer
+ * stops the worker meanwhile, and the drop waits for it to let go of the slot.
+ */
+async function deleteConnector(ctx: GatewayContext, id: string): Promise<void> {
+  const c = await ctx.catalog.get<ConnectorResource>('Connector', id);
+  const release = c
+    ? await releaseForDelete(ctx, { id, connector_type: c.spec.connectorType, spec: c.spec })
+    : async () => undefined;
+  await ctx.catalog.delete('Connector', id);
+  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('connector', id));
+  await release();
 }
 
 /**

@@ -223,6 +223,19 @@ export async function runningConnectorsOf(db: Db, teamIds: string[]): Promise<st
   return rows.map((r) => r.id);
 }
 
+/** How many of the teams' connectors still have a worker (running, starting or stopping). */
+export async function connectorsStillRunning(db: Db, teamIds: string[]): Promise<number> {
+  if (teamIds.length === 0) return 0;
+  const row = await db
+    .selectFrom('mirror_connectors')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('team_id', 'in', teamIds)
+    .where('deleted', '=', false)
+    .where('state', 'in', ['building', 'live', 'stopping'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Asks the teams' active backfill runs to stop (the backfill runner ends them between two batches). */
 export async function cancelBackfillsOf(db: Db, teamIds: string[]): Promise<void> {
   if (teamIds.length === 0) return;

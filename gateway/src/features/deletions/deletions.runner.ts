@@ -164,7 +164,7 @@ export class DeletionRunner {
         if (signal.aborted) return 'waiting';
         await stopConnector(this.ctx, id);
       }
-      return 'done';
+      return this.awaitStopped(teams, signal, record);
     }
     if (step === 'finalizing') return this.finalize(teams, signal, record);
     const kind: DeletionObjectKind = step;
@@ -200,6 +200,28 @@ export class DeletionRunner {
       if (!(await record('finalizing', message))) return 'lost';
       if (Date.now() >= deadline || signal.aborted) return 'waiting';
       await abortableSleep(500, signal);
+    }
+  }
+
+  /**
+   * Waits (bounded, then again on a later tick) until no worker of the teams
+   * runs: a data model or subscription deleted under a running worker would
+   * restart it with a new configuration, and a PostgreSQL source's slot can
+   * only be dropped once its worker has let go of it.
+   */
+  private async awaitStopped(
+    teams: string[],
+    signal: AbortSignal,
+    record: (step: DeletionStep | null, message?: string | null) => Promise<boolean>,
+  ): Promise<Outcome> {
+    const deadline = Date.now() + this.options.finalizeWaitMs;
+    for (;;) {
+      const running = await repo.connectorsStillRunning(this.ctx.db, teams);
+      if (running === 0) return 'done';
+      const message = `Waiting for the workers of ${running} connector${running === 1 ? '' : 's'} to stop`;
+      if (!(await record('stop_workers', message))) return 'lost';
+      if (Date.now() >= deadline || signal.aborted) return 'waiting';
+      await abortableSleep(250, signal);
     }
   }
 
