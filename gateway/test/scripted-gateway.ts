@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { startTestGateway, type DbKind, type TestGateway } from './harness.js';
 
 // The gateway with its embedded operator and, as workers, the scripted
 // stand-in of operator/test/fixtures/scripted-worker.mjs (it speaks the real
@@ -16,7 +16,7 @@ export interface ScriptedGateway {
   script(connectorId: string, behaviour: string): void;
 }
 
-export async function startScriptedGateway(): Promise<ScriptedGateway> {
+export async function startScriptedGateway(kind: DbKind = 'pglite'): Promise<ScriptedGateway> {
   const file = join(mkdtempSync(join(tmpdir(), 'sluice-scripts-')), 'scripts.json');
   const scripts: Record<string, string> = {};
   const script = (connectorId: string, behaviour: string) => {
@@ -24,8 +24,11 @@ export async function startScriptedGateway(): Promise<ScriptedGateway> {
     writeFileSync(file, JSON.stringify(scripts));
   };
   process.env.SLUICE_TEST_WORKER_SCRIPTS = file;
+  // Restarts after 0, 100, 200 ms… instead of kubelet's 0, 10, 20 s: a worker
+  // scripted to fail reaches `error` (three restarts) within a second or two.
+  process.env.SLUICE_WORKER_BACKOFF_BASE_MS ??= '100';
   script('none', 'ready');
-  const gw = await startTestGateway('pglite', {
+  const gw = await startTestGateway(kind, {
     SLUICE_EMBEDDED_OPERATOR: 'true',
     SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, FIXTURE]),
   });

@@ -28,6 +28,8 @@ describeWithKube('operator on a real API server', () => {
       command: [process.execPath, FIXTURE],
       workDir: mkdtempSync(join(tmpdir(), 'sluice-op-')),
       readinessIntervalMs: 50,
+      // A failing worker is restarted 3 times before its connector is error: 0, 100, 200 ms here.
+      backoff: { baseMs: 100, maxMs: 3000, resetAfterMs: 6000 },
     });
     const stopController = startController(kc, cluster, runtime, ns);
     return async () => {
@@ -106,11 +108,15 @@ describeWithKube('operator on a real API server', () => {
     await until(name, (c) => c?.status?.state === 'paused');
   });
 
-  it('reports a failing worker as error (Degraded) with its message', async () => {
+  it('reports a failing worker as error (Degraded) with its message once restarts did not help', async () => {
     const name = randomUUID();
     await cluster.create(connector(name, 'fail:broker kafka:9092 refused the connection'));
     const failed = await until(name, (c) => c?.status?.state === 'error');
     expect(failed?.status?.message).toContain('broker kafka:9092 refused the connection');
+    expect(failed?.status?.worker).toMatchObject({
+      consecutiveFailures: 3,
+      lastTermination: { reason: 'Error', exitCode: 1, message: 'broker kafka:9092 refused the connection' },
+    });
     expect(failed?.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('True');
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { WorkerObservation } from '@sluice/shared';
@@ -55,10 +55,18 @@ function record(r: ProcessRuntime, id: string): (WorkerObservation & { at: numbe
   return seen;
 }
 
-/** The worker process's pid, from the fixture's first log line. */
-async function pidOf(r: ProcessRuntime, id: string): Promise<number> {
-  for await (const line of r.logs(id, { tail: 1000 })) return (JSON.parse(line) as { pid: number }).pid;
-  throw new Error(`no log line of ${id}`);
+/** The pid of the worker process `id` (its SLUICE_WORKER_ID), from /proc. */
+function pidOf(id: string): number {
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`SLUICE_WORKER_ID=${id}`)) {
+        return Number(entry);
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no process for worker ${id}`);
 }
 
 afterEach(async () => {
@@ -109,7 +117,7 @@ describe('process runtime', () => {
     const r = runtime();
     await r.ensure(spec('w7', 'ready'));
     await until(r, 'w7', (o) => o?.phase === 'ready');
-    const pid = await pidOf(r, 'w7');
+    const pid = pidOf('w7');
     process.kill(pid, 'SIGKILL');
     const back = await until(r, 'w7', (o) => o?.phase === 'ready' && o.restarts === 1);
     expect(back?.lastTermination).toEqual({
@@ -118,7 +126,7 @@ describe('process runtime', () => {
       signal: 'SIGKILL',
       finishedAt: expect.any(String),
     });
-    expect(await pidOf(r, 'w7')).not.toBe(pid);
+    expect(pidOf('w7')).not.toBe(pid);
   });
 
   it('does not restart a worker stopped while it waits for its restart', async () => {
