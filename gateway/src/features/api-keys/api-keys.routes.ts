@@ -75,7 +75,8 @@ export function apiKeyRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/auth/api-key/token',
       tag: 'auth',
       auth: 'public',
-      summary: 'Exchange an organisation API key for a 10-minute bearer token (SELF_HOSTED only)',
+      summary:
+        'Exchange an organisation API key for a 10-minute bearer token (SELF_HOSTED only); refreshing it never extends those 10 minutes',
       body: ApiKeyLogin,
       before: [
         (_req, _res, next) => {
@@ -95,7 +96,11 @@ export function apiKeyRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         200: { description: 'Bearer token', schema: BearerResponse },
         400: { description: `LOGIN_BAD_CREDENTIALS, or: ${keys.SELF_HOSTED_ONLY}` },
-        429: { description: 'Too many attempts; see Retry-After', schema: ErrorBody },
+        429: {
+          description:
+            'LOGIN_TOO_MANY_ATTEMPTS: too many failed attempts on this account from this client address, or too many attempts from this address; see Retry-After. Other addresses are not affected',
+          schema: ErrorBody,
+        },
       },
       handler: async ({ body }) => ok(await keys.exchangeApiKey(ctx, body.api_key)),
     }),

@@ -62,7 +62,11 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         200: { description: 'Bearer token', schema: BearerResponse },
         400: { description: 'LOGIN_BAD_CREDENTIALS or LOGIN_USER_NOT_VERIFIED' },
-        429: { description: 'Too many attempts; see Retry-After', schema: ErrorBody },
+        429: {
+          description:
+            'LOGIN_TOO_MANY_ATTEMPTS: too many failed attempts on this account from this client address, or too many attempts from this address; see Retry-After. Other addresses are not affected',
+          schema: ErrorBody,
+        },
       },
       handler: async ({ body }) => ok(await auth.login(ctx, body.username, body.password)),
     }),
