@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { updateUser } from '../src/features/users/users.repository.js';
+import type { Principal } from '../src/auth/principal.js';
+import { findUserById, updateUser } from '../src/features/users/users.repository.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 
 // Resolved tokens are cached for a moment (auth/principal-cache.ts); every
@@ -18,6 +19,31 @@ describe.each(databaseKinds())('the principal cache on %s', (kind) => {
       JSON.parse(Buffer.from(u.token.split('.')[1]!, 'base64url').toString()).jti,
     );
     expect(principal?.user.id).toBe(u.id);
+  });
+
+  it('does not keep a lookup that raced a write (it may hold the row from before a logout)', async () => {
+    const u = await gw.user();
+    const other = await gw.login(u.email, u.password);
+    const jti = JSON.parse(Buffer.from(other.split('.')[1]!, 'base64url').toString()).jti as string;
+    // A lookup of `other` starts: it notes the cache's generation and reads the user...
+    const generation = gw.ctx.principals.generation;
+    const stale: Principal = {
+      user: (await findUserById(gw.ctx.db, u.id))!,
+      tokenId: jti,
+      tokenExp: Math.floor(Date.now() / 1000) + 60,
+      tokenKind: 'access',
+    };
+    // ...meanwhile another request of this gateway ends every other session...
+    const changed = await gw.http
+      .post('/api/users/me/change-password')
+      .set(u.auth)
+      .send({ old_password: u.password, new_password: 'raced-password-1' });
+    expect(changed.status).toBe(200);
+    // ...so what the lookup read is not cached, and the next request asks the database.
+    gw.ctx.principals.set(jti, stale, generation);
+    expect(gw.ctx.principals.get(jti)).toBeUndefined();
+    expect((await gw.http.get('/api/users/me').set({ Authorization: `Bearer ${other}` })).status).toBe(401);
+    expect((await gw.http.get('/api/users/me').set(u.auth)).status).toBe(200);
   });
 
   it('sees a write made outside any route at once', async () => {
