@@ -229,6 +229,7 @@ describeWithKafka("kill -9 of a live pipeline's target worker (real workers, rea
       })();
       const pid = workerPid(target);
       expect(pid).toBeDefined();
+      const killedAt = Date.now();
       process.kill(pid!, 'SIGKILL');
       await sending;
 
@@ -239,6 +240,7 @@ describeWithKafka("kill -9 of a live pipeline's target worker (real workers, rea
         (b) => b.status === 'live' && (b.worker as WorkerRead | null)?.restarts === 1,
         90_000,
       );
+      const backAfterMs = Date.now() - killedAt;
       expect((back.worker as WorkerRead).last_termination).toMatchObject({
         signal: 'SIGKILL',
         exit_code: 137,
@@ -248,7 +250,8 @@ describeWithKafka("kill -9 of a live pipeline's target worker (real workers, rea
       expect([...new Set(arrived)].sort((a, b) => a - b)).toEqual(all);
       // At least once: a message the killed worker wrote but had not committed may come twice.
       console.log(
-        `kill -9 of a target worker (${kind}): ${arrived.length - all.length} duplicates of ${all.length}`,
+        `kill -9 of a target worker (${kind}): live again after ${backAfterMs} ms, ` +
+          `${arrived.length - all.length} duplicates of ${all.length}`,
       );
     }, 240_000);
   });
