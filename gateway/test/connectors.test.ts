@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REDACTED } from '@sluice/shared';
+import { REDACTED, STOP_ANNOTATION, type ConnectorResource } from '@sluice/shared';
 import {
   configs,
   createConnector,
@@ -264,6 +264,15 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     const read = await gw.http.get(`/api/connectors/${c.id}`).set(t.owner.auth);
     expect(read.body).toMatchObject({ status: 'building', desired_state: 'running' });
     expect((await gw.http.post(`/api/connectors/${c.id}/stop`).set(t.owner.auth)).body).toBe('STOPPING');
+    // The stop is the latest word (a pipeline started before it does not run it again): the read says so.
+    const stopped = await gw.http.get(`/api/connectors/${c.id}`).set(t.owner.auth);
+    expect(stopped.body).toMatchObject({
+      status: 'stopping',
+      desired_state: 'stopped',
+      desired_state_reason: 'Stopped by a stop call',
+    });
+    const o = await gw.ctx.cluster.get<ConnectorResource>('Connector', gw.ctx.config.namespace, c.id);
+    expect(Date.parse(o?.metadata.annotations?.[STOP_ANNOTATION] ?? '')).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('keeps outsiders out: 403 on reads and writes, invisible in lists', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REDACTED } from '@sluice/shared';
+import { REDACTED, STOP_ANNOTATION, type PipelineResource } from '@sluice/shared';
 import {
   configs,
   createConnector,
@@ -240,6 +240,20 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
     const status = await gw.http.get(`/api/pipelines/${p.id}/status`).set(t.owner.auth);
     expect(status.headers.deprecation).toBeDefined();
     expect(status.body).toMatchObject({ id: p.id, state: 'paused', version: 1 });
+  });
+
+  it('pauses a pipeline in error (it stops retrying): 202 PAUSED, the time of the pause on the object', async () => {
+    const p = (await create(flat('erring'))).body;
+    expect((await gw.http.post(`/api/pipelines/${p.id}/start`).set(t.owner.auth)).status).toBe(202);
+    // The operator puts a pipeline whose worker keeps failing in error; here the test plays it.
+    await gw.ctx.cluster.patchStatus('Pipeline', gw.ctx.config.namespace, p.id, { state: 'error' });
+    await gw.ctx.mirror.settled();
+    const pause = await gw.http.post(`/api/pipelines/${p.id}/pause`).set(t.owner.auth);
+    expect([pause.status, pause.body]).toEqual([202, 'PAUSED']);
+    expect((await gw.http.get(`/api/pipelines/${p.id}`).set(t.owner.auth)).body.state).toBe('paused');
+    const o = await gw.ctx.cluster.get<PipelineResource>('Pipeline', gw.ctx.config.namespace, p.id);
+    expect(o?.spec.desiredState).toBe('paused');
+    expect(Date.parse(o?.metadata.annotations?.[STOP_ANNOTATION] ?? '')).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('refuses to start a table target without a primary-key rule', async () => {

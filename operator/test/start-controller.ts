@@ -5,7 +5,7 @@ import {
   type ClusterPort,
   type WorkerRuntimePort,
 } from '@sluice/shared';
-import { Controller } from '../src/controller/controller.js';
+import { Controller, type ControllerOptions } from '../src/controller/controller.js';
 import { KubernetesEventRecorder } from '../src/controller/kube-events.js';
 import { silentLogger } from '../src/controller/logger.js';
 
@@ -19,6 +19,7 @@ export function startController(
   cluster: ClusterPort,
   runtime: WorkerRuntimePort,
   namespaces: string | string[],
+  options: Partial<ControllerOptions> = {},
 ): () => Promise<void> {
   const controller = new Controller({
     cluster,
@@ -30,6 +31,7 @@ export function startController(
     // As the operator process: managed Secrets of the first (home) namespace.
     secrets: new KubernetesSecretStore(kc),
     secretNamespace: typeof namespaces === 'string' ? namespaces : namespaces[0],
+    ...options,
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal);

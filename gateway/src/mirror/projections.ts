@@ -76,7 +76,8 @@ function connector(o: ConnectorResource): MirrorValues {
     connector_type: str(spec.connectorType),
     direction: connectorType(str(spec.connectorType))?.direction ?? 'unknown',
     state: str(fields(o.status).state, CONNECTOR_INITIAL_STATE),
-    desired_state: str(spec.desiredState, 'stopped'),
+    // What the operator converges to (its own spec or a pipeline's), once it said.
+    desired_state: str(fields(o.status).effectiveState, str(spec.desiredState, 'stopped')),
   };
 }
 function datamodel(o: DataModelResource): MirrorValues {
@@ -92,8 +93,16 @@ function subscription(o: SubscriptionResource): MirrorValues {
   return {
     datamodel_id: uuidOrNil(spec.datamodelId),
     target_connector_id: uuidOrNil(spec.targetConnectorId),
-    enabled: spec.enabled !== false,
+    // Delivered or not: its own switch or a pipeline's (status.effectiveState), once the operator said.
+    enabled: effectiveEnabled(o),
   };
+}
+/** A subscription's effective switch (effective-state.ts) as the operator last wrote it, else its spec's. */
+export function effectiveEnabled(o: SubscriptionResource): boolean {
+  const effective = fields(o.status).effectiveState;
+  return effective === 'enabled' || effective === 'disabled'
+    ? effective === 'enabled'
+    : fields(o.spec).enabled !== false;
 }
 function pipeline(o: PipelineResource): MirrorValues {
   const spec = fields(o.spec);

@@ -65,7 +65,9 @@ type Kind = (typeof KINDS)[number];
  * worker runtime, asks the pure planner of its kind what to do, and lets the
  * executor do it. A change to one object also queues the objects whose plan
  * reads it (a data model → its connector, a connector → its pipelines and
- * the targets reading from it), and every worker change queues its connector.
+ * the targets reading from it, a pipeline → its connectors and subscription,
+ * whose effective state it decides), and every worker change queues its
+ * connector. The operator writes status and metadata, never a spec.
  */
 export class Controller {
   private readonly queue = new WorkQueue();
@@ -197,6 +199,13 @@ export class Controller {
 
     this.enqueue(kind, o);
     const self = ref(kind, o.metadata.name);
+    if (kind === 'Pipeline') {
+      // Its parts' effective state reads its spec (and a deleted pipeline no longer counts).
+      const p = o as PipelineResource;
+      for (const c of [p.spec.sourceConnectorId, p.spec.targetConnectorId])
+        this.queue.add(`Connector/${ns}/${c}`);
+      this.queue.add(`Subscription/${ns}/${p.spec.subscriptionId}`);
+    }
     if (kind === 'Connector') {
       for (const p of this.referencing(this.index.pipelines, 'Pipeline', self)) this.enqueue('Pipeline', p);
       for (const s of this.referencing(this.index.subscriptions, 'Subscription', self)) {
@@ -260,10 +269,23 @@ export class Controller {
       plan = planPart(d, this.find('Connector', ns, d.spec.connectorId), this.now());
     } else {
       const s = object as SubscriptionResource;
-      plan = planPart(s, this.find('Connector', ns, s.spec.targetConnectorId), this.now());
+      plan = planPart(
+        s,
+        this.find('Connector', ns, s.spec.targetConnectorId),
+        this.now(),
+        this.pipelinesOf('Subscription', ns, name),
+      );
     }
-    await execute(plan.actions, this.options);
+    await execute(plan.actions, {
+      ...this.options,
+      observe: (o) => this.informers[o.kind as Kind]?.observe(o),
+    });
     return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : undefined;
+  }
+
+  /** The pipelines that reference the object `kind/ns/name` (a connector or a subscription). */
+  private pipelinesOf(kind: 'Connector' | 'Subscription', ns: string, name: string): PipelineResource[] {
+    return this.referencing<PipelineResource>(this.index.pipelines, 'Pipeline', `${kind}/${ns}/${name}`);
   }
 
   private async connectorInput(
@@ -289,13 +311,15 @@ export class Controller {
       .flatMap((subscription) => {
         const datamodel = this.find<DataModelResource>('DataModel', ns, subscription.spec.datamodelId);
         const source = datamodel && this.find<ConnectorResource>('Connector', ns, datamodel.spec.connectorId);
-        return datamodel && source ? [{ subscription, datamodel, source }] : [];
+        const pipelines = this.pipelinesOf('Subscription', ns, subscription.metadata.name);
+        return datamodel && source ? [{ subscription, datamodel, source, pipelines }] : [];
       });
     const { secretNamespace } = this.options;
     return {
       connector,
       datamodels,
       subscriptions,
+      pipelines: this.pipelinesOf('Connector', ns, name),
       worker,
       ...(secretNamespace !== undefined ? { secretNamespace } : {}),
       slotWalDegradedBytes: this.slotWalDegradedBytes,

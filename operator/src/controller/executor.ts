@@ -1,5 +1,6 @@
 import {
   NotFoundError,
+  type ClusterObject,
   type ClusterPort,
   type SecretStorePort,
   type WorkerRuntimePort,
@@ -20,16 +21,21 @@ export async function execute(
     runtime: WorkerRuntimePort;
     events: EventRecorder;
     secrets?: Pick<SecretStorePort, 'delete'>;
+    /** Told of every object a write returned (the controller's caches take it at once). */
+    observe?: (o: ClusterObject) => void;
   },
 ): Promise<void> {
   for (const a of actions) {
     try {
       switch (a.type) {
         case 'patchStatus':
-          await deps.cluster.patchStatus(a.ref.kind, a.ref.namespace, a.ref.name, a.status);
+          deps.observe?.(await deps.cluster.patchStatus(a.ref.kind, a.ref.namespace, a.ref.name, a.status));
           break;
         case 'patch':
-          await deps.cluster.patch(a.ref.kind, a.ref.namespace, a.ref.name, a.patch);
+          deps.observe?.(await deps.cluster.patch(a.ref.kind, a.ref.namespace, a.ref.name, a.patch));
+          break;
+        case 'delete':
+          await deps.cluster.delete(a.ref.kind, a.ref.namespace, a.ref.name);
           break;
         case 'ensureWorker':
           await deps.runtime.ensure(a.spec);

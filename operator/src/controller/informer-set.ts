@@ -37,6 +37,12 @@ export class InformerSet<T extends ClusterObject = ClusterObject> {
     return this.byNamespace.get(key.slice(0, key.indexOf('/')))?.cache.get(key);
   }
 
+  /** An object the operator wrote (Informer.observe). */
+  observe(o: T): void {
+    const informer = this.all ?? this.byNamespace.get(o.metadata.namespace);
+    informer?.observe(o);
+  }
+
   *values(): IterableIterator<T> {
     for (const informer of this.informers()) yield* informer.cache.values();
   }

@@ -31,6 +31,20 @@ export class Informer<T extends ClusterObject = ClusterObject> {
     return `${o.metadata.namespace}/${o.metadata.name}`;
   }
 
+  /**
+   * An object the operator just wrote, as the API server answered: cached at
+   * once, so that the next reconcile (a worker event may come before the
+   * watch event) plans from it rather than from the version before its own
+   * write, and logs each state transition once. The watch event that
+   * follows changes nothing; an older one is ignored.
+   */
+  observe(o: T): void {
+    const key = Informer.key(o);
+    const cached = this.cache.get(key);
+    if (cached && !older(cached, o)) return;
+    this.cache.set(key, o);
+  }
+
   async run(signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!signal.aborted) {
@@ -57,9 +71,16 @@ export class Informer<T extends ClusterObject = ClusterObject> {
           (event) => {
             const key = Informer.key(event.object);
             if (this.namespace !== undefined && event.object.metadata.namespace !== this.namespace) return;
-            if (event.type === 'DELETED') this.cache.delete(key);
-            else this.cache.set(key, event.object);
-            this.onChange(event.object, event.type === 'DELETED');
+            if (event.type === 'DELETED') {
+              this.cache.delete(key);
+              this.onChange(event.object, true);
+              return;
+            }
+            // The operator's own write may be cached already (observe): never go back past it.
+            const cached = this.cache.get(key);
+            const latest = cached && older(event.object, cached) ? cached : event.object;
+            this.cache.set(key, latest);
+            this.onChange(latest, false);
           },
           signal,
         );
@@ -76,4 +97,12 @@ export class Informer<T extends ClusterObject = ClusterObject> {
       }
     }
   }
+}
+
+/** Whether `a` is an older version of the object than `b` (resourceVersions that are numbers, as etcd's and the embedded cluster's are). */
+function older(a: ClusterObject, b: ClusterObject): boolean {
+  const ra = a.metadata.resourceVersion;
+  const rb = b.metadata.resourceVersion;
+  if (!ra || !rb || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
+  return BigInt(ra) < BigInt(rb);
 }

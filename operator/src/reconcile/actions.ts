@@ -13,8 +13,14 @@ export interface ObjectRef {
 export type Action =
   /** Merge patch of status (only the fields that change). */
   | { type: 'patchStatus'; ref: ObjectRef; status: Record<string, unknown> }
-  /** Merge patch of metadata/spec of an object (finalizers, a child's desired state). */
-  | { type: 'patch'; ref: ObjectRef; patch: Record<string, unknown> }
+  /**
+   * Merge patch of an object's metadata: its finalizer, a data model's
+   * ownerReference. Never of a spec: the spec is its users' (kubectl, Argo
+   * CD, the gateway's API calls), and the operator only reads it.
+   */
+  | { type: 'patch'; ref: ObjectRef; patch: { metadata: Record<string, unknown> } }
+  /** Deletes an object (absent is fine): a deleted connector's data models. */
+  | { type: 'delete'; ref: ObjectRef }
   | { type: 'ensureWorker'; spec: WorkerSpec }
   | { type: 'stopWorker'; id: string }
   /** A managed Secret of a deleted object (absent is fine). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   connectorType,
+  effectiveConnectorState,
   isSecretRef,
   managedSecretName,
   RESTART_ANNOTATION,
@@ -9,10 +10,12 @@ import {
   type ConnectorResource,
   type ConnectorState,
   type DataModelResource,
+  type PipelineResource,
   type SubscriptionResource,
   type WorkerConfig,
   type WorkerObservation,
   WORKER_FINALIZER,
+  withEffectiveEnabled,
   workerId,
 } from '@sluice/shared';
 import { type Action, type ObjectRef, type Plan } from './actions.js';
@@ -26,12 +29,19 @@ export interface ConnectorInput {
   connector: ConnectorResource;
   /** Source connectors: their data models. */
   datamodels: DataModelResource[];
-  /** Target connectors: the subscriptions delivered to them, each with its data model and source. */
+  /**
+   * Target connectors: the subscriptions delivered to them, each with its
+   * data model and source, and the pipelines that use the subscription
+   * (whether it is delivered is its effective state, effective-state.ts).
+   */
   subscriptions: {
     subscription: SubscriptionResource;
     datamodel: DataModelResource;
     source: ConnectorResource;
+    pipelines?: PipelineResource[];
   }[];
+  /** The pipelines whose source or target it is: they decide, with its spec, whether it runs. */
+  pipelines?: PipelineResource[];
   worker: WorkerObservation | undefined;
   /** Where managed Secrets live (the worker namespace); unset: the operator leaves Secrets alone. */
   secretNamespace?: string;
@@ -57,14 +67,35 @@ export function connectorRef(c: ConnectorResource): ObjectRef {
   return { kind: 'Connector', namespace: c.metadata.namespace, name: c.metadata.name };
 }
 
+/**
+ * The latest start request that applies to the connector: its own, a running
+ * pipeline's that runs it, or the one its worker was last started for
+ * (status.restartRequestedAt), whichever is latest. It never goes back, so a
+ * pipeline that shared the connector being paused or deleted restarts nothing.
+ */
+export function restartRequest(input: ConnectorInput): string {
+  const c = input.connector;
+  const requested = effectiveConnectorState(c, input.pipelines ?? []).restartRequestedAt;
+  const recorded = c.status?.restartRequestedAt ?? '';
+  // Before effective states, a pipeline copied its request onto the connector's annotation.
+  const own = c.metadata.annotations?.[RESTART_ANNOTATION] ?? '';
+  return [recorded, own, requested].reduce((a, b) => (Date.parse(b) > Date.parse(a) || !a ? b : a), '');
+}
+
 /** The worker configuration and its hash (configuration + the last restart request). */
 export function connectorWorker(input: ConnectorInput): { config: WorkerConfig; hash: string } {
   const c = input.connector;
   const config =
     connectorType(c.spec.connectorType)?.direction === 'target'
-      ? targetWorkerConfig(c, input.subscriptions)
+      ? targetWorkerConfig(
+          c,
+          input.subscriptions.map((s) => ({
+            ...s,
+            subscription: withEffectiveEnabled(s.subscription, s.pipelines ?? []),
+          })),
+        )
       : sourceWorkerConfig(c, input.datamodels);
-  const restart = c.metadata.annotations?.[RESTART_ANNOTATION] ?? '';
+  const restart = restartRequest(input);
   const hash = createHash('sha256')
     .update(JSON.stringify(config))
     .update('\0')
@@ -75,15 +106,19 @@ export function connectorWorker(input: ConnectorInput): { config: WorkerConfig; 
 }
 
 /**
- * Spec 3.2 as a pure function. Desired `running`: the worker runs with the
+ * Spec 3.2 as a pure function. Whether it runs is its effective state (its
+ * own desiredState and the pipelines that use it, effective-state.ts), shown
+ * in status.effectiveState with the reason; its spec is never written.
+ * Effective `running`: the worker runs with the
  * current configuration (a changed data model or subscription changes the
  * hash, so the worker restarts); `building` until the worker is ready, then
  * `live`; a worker that ends is restarted by its runtime with kubelet's
  * back-off, `building` meanwhile, and `error` with how it ended once it
  * failed to become ready too many times in a row (worker-status.ts). A target waits
- * for the sources it reads to be live (source before target). Desired
+ * for the sources it reads to be live (source before target). Effective
  * `stopped`: `stopping` while the worker is there, then `paused`. Deletion:
- * the worker goes, then the finalizer.
+ * the worker goes, then its data models (as the garbage collector does with
+ * their ownerReferences on a real cluster), then the finalizer.
  */
 export function planConnector(input: ConnectorInput): Plan {
   const c = input.connector;
@@ -106,6 +141,17 @@ export function planConnector(input: ConnectorInput): Plan {
         reason: 'ReplicationSlotLeft',
         message: release.warning,
       });
+    }
+    // Its data models go with it, whoever deletes it (kubectl or the API):
+    // the API server's garbage collector would do it through their
+    // ownerReferences, but only where a kube-controller-manager runs.
+    for (const d of input.datamodels) {
+      if (!d.metadata.deletionTimestamp) {
+        actions.push({
+          type: 'delete',
+          ref: { kind: 'DataModel', namespace: d.metadata.namespace, name: d.metadata.name },
+        });
+      }
     }
     // Its managed Secret goes before the finalizer: a connector deleted with
     // kubectl leaves no secret behind (the gateway's own delete does the same).
@@ -133,7 +179,9 @@ export function planConnector(input: ConnectorInput): Plan {
   let state: ConnectorState;
   let message = '';
   let requeueAfterMs: number | undefined;
-  if (c.spec.desiredState === 'running') {
+  const effective = effectiveConnectorState(c, input.pipelines ?? []);
+  const restartRequestedAt = restartRequest(input);
+  if (effective.state === 'running') {
     const { config, hash } = connectorWorker(input);
     const waitingFor = input.subscriptions
       .map((s) => s.source)
@@ -186,14 +234,17 @@ export function planConnector(input: ConnectorInput): Plan {
   }
 
   const degraded = slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes);
-  const running = c.spec.desiredState === 'running';
   actions.push(
     ...withWorkerStatus(
-      stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded),
+      stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded, {
+        effectiveState: effective.state,
+        effectiveReason: effective.reason,
+        restartRequestedAt: restartRequestedAt || undefined,
+      }),
       ref,
       c.status?.worker,
-      running ? worker : undefined,
-      running ? connectorWorker(input).hash : undefined,
+      effective.state === 'running' ? worker : undefined,
+      effective.state === 'running' ? connectorWorker(input).hash : undefined,
     ),
   );
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };

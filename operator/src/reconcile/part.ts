@@ -1,4 +1,10 @@
-import type { ConnectorResource, DataModelResource, SubscriptionResource } from '@sluice/shared';
+import {
+  effectiveSubscriptionState,
+  type ConnectorResource,
+  type DataModelResource,
+  type PipelineResource,
+  type SubscriptionResource,
+} from '@sluice/shared';
 import type { Action, Plan } from './actions.js';
 import { conditions, statusDiff, type ConditionType, type ConditionValue } from './conditions.js';
 
@@ -7,19 +13,30 @@ import { conditions, statusDiff, type ConditionType, type ConditionValue } from 
  * (3.2: "not shown"); their status says whether they flow: Ready when
  * enabled and the connector that runs them is live, Progressing while it is
  * building, Degraded when it failed; a disabled one is neither (Argo CD shows
- * it Suspended). Their changes reach the worker through the connector's
- * reconcile, which restarts it with the new configuration.
+ * it Suspended). A subscription is enabled by its effective state (its own
+ * switch and the pipelines that use it, effective-state.ts), shown with its
+ * reason in its status. Their changes reach the worker through the
+ * connector's reconcile, which restarts it with the new configuration.
+ *
+ * A data model is owned by its connector (an ownerReference, metadata the
+ * operator sets whoever created it), so that the garbage collector deletes
+ * it with the connector, as the gateway's delete does.
  */
 export function planPart(
   object: DataModelResource | SubscriptionResource,
   connector: ConnectorResource | undefined,
   now: string,
+  /** For a subscription: the pipelines that use it. */
+  pipelines: readonly PipelineResource[] = [],
 ): Plan {
   if (object.metadata.deletionTimestamp) return { actions: [] };
   const state = connector?.status?.state;
   const name = connector?.spec.name ?? 'its connector';
+  const effective =
+    object.kind === 'Subscription' ? effectiveSubscriptionState(object, pipelines) : undefined;
+  const enabled = effective ? effective.state === 'enabled' : object.spec.enabled;
   let next: Record<ConditionType, ConditionValue>;
-  if (!object.spec.enabled) {
+  if (!enabled) {
     next = triple('False', 'Disabled', 'Disabled: not delivered', 'False', 'False');
   } else if (!connector) {
     next = triple('False', 'ConnectorMissing', 'Its connector does not exist', 'False', 'True');
@@ -42,18 +59,33 @@ export function planPart(
   const status = {
     observedGeneration: generation,
     conditions: conditions(object.status?.conditions, next, generation, now),
+    ...(effective ? { effectiveState: effective.state, effectiveReason: effective.reason } : {}),
   };
+  const ref = { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name };
+  const actions: Action[] = [];
+  if (object.kind === 'DataModel' && connector?.metadata.uid) {
+    const owners = ownerReferences(object, connector);
+    if (owners) actions.push({ type: 'patch', ref, patch: { metadata: { ownerReferences: owners } } });
+  }
   const diff = statusDiff(object.status as Record<string, unknown> | undefined, status);
-  const actions: Action[] = diff
-    ? [
-        {
-          type: 'patchStatus',
-          ref: { kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name },
-          status: diff,
-        },
-      ]
-    : [];
+  if (diff) actions.push({ type: 'patchStatus', ref, status: diff });
   return { actions };
+}
+
+/**
+ * The data model's ownerReferences with one to its connector (replacing one
+ * to an earlier connector of that name); undefined when it already has it.
+ */
+function ownerReferences(
+  d: DataModelResource,
+  c: ConnectorResource,
+): NonNullable<DataModelResource['metadata']['ownerReferences']> | undefined {
+  const current = d.metadata.ownerReferences ?? [];
+  if (current.some((o) => o.kind === 'Connector' && o.uid === c.metadata.uid)) return undefined;
+  return [
+    ...current.filter((o) => !(o.kind === 'Connector' && o.name === c.metadata.name)),
+    { apiVersion: c.apiVersion, kind: 'Connector', name: c.metadata.name, uid: c.metadata.uid as string },
+  ];
 }
 
 function triple(

@@ -1,4 +1,6 @@
 import {
+  effectiveConnectorState,
+  effectiveSubscriptionState,
   RESTART_ANNOTATION,
   type ConnectorResource,
   type PipelineResource,
@@ -6,7 +8,6 @@ import {
   type SubscriptionResource,
 } from '@sluice/shared';
 import type { Action, ObjectRef, Plan } from './actions.js';
-import { connectorRef } from './connector.js';
 import { slotRetentionCondition } from './slot-retention.js';
 import { stateStatusActions } from './state-status.js';
 
@@ -21,14 +22,15 @@ export interface PipelineInput {
 }
 
 /**
- * Spec 3.1 as a pure function. A pipeline drives its parts: running means
- * its subscription enabled and both connectors running (each carrying the
- * pipeline's restart request, so a retry restarts their workers); paused
- * means its subscription disabled and the connectors it created stopped
- * (connectors it only uses keep serving others). Its own state summarises
- * them, because Argo CD does not pass a child's health up to its parent:
- * `error` with the failing part's message, `live` only when both connectors
- * are live, `building` meanwhile.
+ * Spec 3.1 as a pure function. A pipeline drives its parts without writing
+ * them: whether its connectors run and its subscription is delivered is
+ * their effective state (effective-state.ts), which their own reconciles
+ * compute from their spec and this pipeline's; this plan only writes the
+ * pipeline's status. Its state summarises the parts, because Argo CD does
+ * not pass a child's health up to its parent: `error` with the failing
+ * part's message (or the part stopped by a call after the pipeline's start),
+ * `live` only when both connectors are live with the pipeline's last start
+ * request, `building` meanwhile; `paused` as soon as it is asked to pause.
  */
 export function planPipeline(input: PipelineInput): Plan {
   const p = input.pipeline;
@@ -37,7 +39,7 @@ export function planPipeline(input: PipelineInput): Plan {
   if (p.metadata.deletionTimestamp) return { actions };
   const { source, target, subscription } = input;
   const desired = p.spec.desiredState;
-  const restart = p.metadata.annotations?.[RESTART_ANNOTATION];
+  const restart = p.metadata.annotations?.[RESTART_ANNOTATION] ?? '';
 
   let state: PipelineState;
   let message = '';
@@ -52,49 +54,37 @@ export function planPipeline(input: PipelineInput): Plan {
     state = 'error';
     message = `The pipeline's ${missing.join(' and ')} no longer exists`;
   } else if (desired === 'running') {
-    if (!subscription.spec.enabled) {
-      actions.push({ type: 'patch', ref: subRef(subscription), patch: { spec: { enabled: true } } });
-    }
-    for (const c of [source, target]) {
-      const restartDiffers =
-        restart !== undefined && c.metadata.annotations?.[RESTART_ANNOTATION] !== restart;
-      if (c.spec.desiredState !== 'running' || restartDiffers) {
-        actions.push({
-          type: 'patch',
-          ref: connectorRef(c),
-          patch: {
-            ...(restartDiffers ? { metadata: { annotations: { [RESTART_ANNOTATION]: restart } } } : {}),
-            spec: { desiredState: 'running' },
-          },
-        });
-      }
-    }
+    const side = (c: ConnectorResource) => (c === source ? 'Source' : 'Target');
+    // A part this pipeline does not run: stopped (or paused) by a call made after its start.
+    const stopped = [source, target].find((c) => effectiveConnectorState(c, [p]).state === 'stopped');
     const failed = [source, target].find((c) => c.status?.state === 'error');
-    if (failed) {
+    // Both workers started for this pipeline's last start (a start restarts them).
+    const current = (c: ConnectorResource) =>
+      !restart || Date.parse(c.status?.restartRequestedAt ?? '') >= Date.parse(restart);
+    if (stopped) {
       state = 'error';
-      message = `${failed === source ? 'Source' : 'Target'} ${failed.spec.name}: ${failed.status?.message ?? 'failed'}`;
+      message = `${side(stopped)} ${stopped.spec.name} was stopped after the pipeline started: start it, or start the pipeline again`;
+    } else if (effectiveSubscriptionState(subscription, [p]).state === 'disabled') {
+      state = 'error';
+      message = `Its subscription ${subscription.spec.name} was paused after the pipeline started: start it, or start the pipeline again`;
+    } else if (failed) {
+      state = 'error';
+      message = `${side(failed)} ${failed.spec.name}: ${failed.status?.message ?? 'failed'}`;
     } else if (
-      actions.length === 0 &&
       source.status?.state === 'live' &&
       target.status?.state === 'live' &&
-      subscription.spec.enabled
+      current(source) &&
+      current(target)
     ) {
       state = 'live';
     } else {
       state = 'building';
-      const waiting = [source, target].filter((c) => c.status?.state !== 'live').map((c) => c.spec.name);
-      message = waiting.length ? `Waiting for ${waiting.join(' and ')} to be live` : 'Applying the pipeline';
+      const waiting = [source, target]
+        .filter((c) => c.status?.state !== 'live' || !current(c))
+        .map((c) => c.spec.name);
+      message = `Waiting for ${waiting.join(' and ')} to be live`;
     }
   } else {
-    if (subscription.spec.enabled) {
-      actions.push({ type: 'patch', ref: subRef(subscription), patch: { spec: { enabled: false } } });
-    }
-    const owned = [...(p.spec.ownsSource ? [source] : []), ...(p.spec.ownsTarget ? [target] : [])];
-    for (const c of owned) {
-      if (c.spec.desiredState !== 'stopped') {
-        actions.push({ type: 'patch', ref: connectorRef(c), patch: { spec: { desiredState: 'stopped' } } });
-      }
-    }
     state = 'paused';
   }
 
@@ -104,8 +94,4 @@ export function planPipeline(input: PipelineInput): Plan {
     ...stateStatusActions(ref, p.status, state, message, p.metadata.generation ?? 0, input.now, degraded),
   );
   return { actions };
-}
-
-function subRef(s: SubscriptionResource): ObjectRef {
-  return { kind: 'Subscription', namespace: s.metadata.namespace, name: s.metadata.name };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   RESTART_ANNOTATION,
+  STOP_ANNOTATION,
   WORKER_FINALIZER,
   type ConnectorResource,
   type PipelineResource,
@@ -235,7 +236,7 @@ describe('planPipeline (spec 3.1)', () => {
       spec: { enabled },
     }) as SubscriptionResource;
 
-  it('start: enables its subscription and starts both connectors with its restart request', () => {
+  it('start: writes only its own status, never a part (their effective state reads it)', () => {
     const plan = planPipeline({
       pipeline: pipeline('running', { [RESTART_ANNOTATION]: NOW }),
       source: src(undefined, 'stopped'),
@@ -243,30 +244,48 @@ describe('planPipeline (spec 3.1)', () => {
       subscription: sub(false),
       now: NOW,
     });
-    expect(plan.actions.filter((a) => a.type === 'patch')).toEqual([
-      {
-        type: 'patch',
-        ref: { kind: 'Subscription', namespace: 'ns', name: id(3) },
-        patch: { spec: { enabled: true } },
-      },
-      {
-        type: 'patch',
-        ref: { kind: 'Connector', namespace: 'ns', name: id(1) },
-        patch: {
-          metadata: { annotations: { [RESTART_ANNOTATION]: NOW } },
-          spec: { desiredState: 'running' },
-        },
-      },
-      {
-        type: 'patch',
-        ref: { kind: 'Connector', namespace: 'ns', name: id(4) },
-        patch: {
-          metadata: { annotations: { [RESTART_ANNOTATION]: NOW } },
-          spec: { desiredState: 'running' },
-        },
-      },
-    ]);
+    expect(types(plan)).toEqual(['patchStatus', 'event']);
     expect(status(plan)).toMatchObject({ state: 'building' });
+  });
+
+  it('is building until both connectors were started for its last start, then live', () => {
+    const started = { [RESTART_ANNOTATION]: NOW };
+    const before = { state: 'live', restartRequestedAt: '2026-11-23T11:00:00Z' };
+    const stale = planPipeline({
+      pipeline: pipeline('running', started),
+      source: { ...src(), status: before } as ConnectorResource,
+      target: { ...dst(), status: { state: 'live', restartRequestedAt: NOW } } as ConnectorResource,
+      subscription: sub(false),
+      now: NOW,
+    });
+    expect(status(stale)).toMatchObject({ state: 'building', message: 'Waiting for orders-src to be live' });
+    const current = { state: 'live', restartRequestedAt: NOW };
+    const live = planPipeline({
+      pipeline: pipeline('running', started),
+      source: { ...src(), status: current } as ConnectorResource,
+      target: { ...dst(), status: current } as ConnectorResource,
+      subscription: sub(false),
+      now: NOW,
+    });
+    expect(status(live)).toMatchObject({ state: 'live' });
+  });
+
+  it('is error, naming the part, when a part was stopped by a call after its start', () => {
+    const plan = planPipeline({
+      pipeline: pipeline('running', { [RESTART_ANNOTATION]: '2026-11-23T11:00:00Z' }),
+      source: {
+        ...src('paused', 'stopped'),
+        metadata: { ...src().metadata, annotations: { [STOP_ANNOTATION]: NOW } },
+      } as ConnectorResource,
+      target: dst('live'),
+      subscription: sub(true),
+      now: NOW,
+    });
+    expect(status(plan)).toMatchObject({
+      state: 'error',
+      message:
+        'Source orders-src was stopped after the pipeline started: start it, or start the pipeline again',
+    });
   });
 
   it('is live only when both connectors are live; error carries the failing part', () => {
@@ -296,18 +315,18 @@ describe('planPipeline (spec 3.1)', () => {
     expect(status(failed)).toMatchObject({ state: 'error', message: 'Source orders-src: no route to host' });
   });
 
-  it('pause: disables its subscription and stops only the connectors it owns', () => {
-    const plan = planPipeline({
-      pipeline: pipeline('paused'),
-      source: src('live'),
-      target: dst('live'),
-      subscription: sub(true),
-      now: NOW,
-    });
-    expect(
-      plan.actions.filter((a) => a.type === 'patch').map((a) => (a as { ref: { name: string } }).ref.name),
-    ).toEqual([id(3), id(1)]);
-    expect(status(plan)).toMatchObject({ state: 'paused' });
+  it('pause: paused at once, from any state, writing nothing but its status', () => {
+    for (const state of ['live', 'building', 'error'] as const) {
+      const plan = planPipeline({
+        pipeline: { ...pipeline('paused'), status: { state } },
+        source: src('live'),
+        target: dst('error'),
+        subscription: sub(true),
+        now: NOW,
+      });
+      expect(types(plan)).toEqual(['patchStatus', 'event']);
+      expect(status(plan)).toMatchObject({ state: 'paused' });
+    }
   });
 
   it('a draft does nothing to its parts', () => {

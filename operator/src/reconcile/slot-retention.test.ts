@@ -36,6 +36,8 @@ const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[
     status: {
       state: 'paused',
       observedGeneration: 1,
+      effectiveState: 'stopped',
+      effectiveReason: 'Its desiredState is stopped',
       ...(replicationSlot ? { replicationSlot } : {}),
       ...(conditions ? { conditions } : {}),
     },

@@ -17,6 +17,8 @@ export function stateStatusActions(
   generation: number,
   now: string,
   degraded?: ConditionValue,
+  /** Further status fields the kind's planner owns (a connector's effective state). */
+  extra: Record<string, unknown> = {},
 ): Action[] {
   const next = stateConditions(state, message);
   if (degraded && state !== 'error') next.Degraded = degraded;
@@ -25,6 +27,7 @@ export function stateStatusActions(
     message: message || undefined,
     observedGeneration: generation,
     conditions: conditions(current?.conditions, next, generation, now),
+    ...extra,
   });
   if (!diff) return [];
   const actions: Action[] = [{ type: 'patchStatus', ref, status: diff }];

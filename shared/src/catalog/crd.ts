@@ -110,8 +110,23 @@ function printerColumns(kind: SluiceKind): PrinterColumn[] {
   if (kind === 'Connector') {
     columns.push({ name: 'Type', type: 'string', jsonPath: '.spec.connectorType' });
   }
+  // Connectors and pipelines have a state machine (spec 3); a data model or
+  // subscription has none, so its State column is why it flows or not (its
+  // Ready condition's reason: Flowing, Disabled, ConnectorStopped, …).
+  const hasState = kind === 'Connector' || kind === 'Pipeline' || kind === 'Warehouse';
+  columns.push({
+    name: 'State',
+    type: 'string',
+    jsonPath: hasState ? '.status.state' : '.status.conditions[?(@.type=="Ready")].reason',
+  });
+  if (kind === 'Connector' || kind === 'Subscription') {
+    // What it converges to, its own spec or a pipeline's (effective-state.ts), and why.
+    columns.push(
+      { name: 'Effective', type: 'string', jsonPath: '.status.effectiveState' },
+      { name: 'Effective Reason', type: 'string', jsonPath: '.status.effectiveReason', priority: 1 },
+    );
+  }
   columns.push(
-    { name: 'State', type: 'string', jsonPath: '.status.state' },
     {
       name: 'Ready',
       type: 'string',

@@ -1,6 +1,7 @@
 // The catalog's custom resources (issue 4): schemas, types, labels and state machines.
 export * from './resources.js';
 export * from './states.js';
+export * from './effective-state.js';
 export * from './worker-config.js';
 export * from './targets.js';
 export * from './crd.js';

@@ -23,11 +23,19 @@ export const PIPELINE_LABEL = `${API_GROUP}/pipeline-id`;
 /** The operator's finalizer: the worker goes before the object does. */
 export const WORKER_FINALIZER = `${API_GROUP}/worker`;
 /**
- * Set by a start call (and by a pipeline on its connectors): a new value
- * restarts the worker even when nothing else changed, as `kubectl rollout
+ * Set by a start call (connector, subscription, pipeline): the time of the
+ * call. A later value on a connector, or on a running pipeline that runs it,
+ * restarts its worker even when nothing else changed, as `kubectl rollout
  * restart` does with its annotation. Retrying from `error` relies on it.
  */
 export const RESTART_ANNOTATION = `${API_GROUP}/restarted-at`;
+/**
+ * Set by a stop (connector) or pause (subscription, pipeline) call: the time
+ * of the call. With RESTART_ANNOTATION it orders a part's explicit calls
+ * against its pipeline's, so an explicit stop of a pipeline's connector
+ * sticks (effective-state.ts). Metadata, not spec: no generation change.
+ */
+export const STOP_ANNOTATION = `${API_GROUP}/stopped-at`;
 
 /**
  * Set by the gateway on a PostgreSQL source being deleted, once it tried to
@@ -120,6 +128,9 @@ export type ErrorTable = Static<typeof ErrorTable>;
 export const CONNECTOR_STATES = ['paused', 'building', 'live', 'stopping', 'error'] as const;
 export type ConnectorState = (typeof CONNECTOR_STATES)[number];
 export const CONNECTOR_DESIRED_STATES = ['running', 'stopped'] as const;
+/** What the operator converges a connector to (effective-state.ts): same values as desiredState. */
+export const EFFECTIVE_CONNECTOR_STATES = CONNECTOR_DESIRED_STATES;
+export type EffectiveConnectorState = (typeof EFFECTIVE_CONNECTOR_STATES)[number];
 
 export const ConnectorSpec = Type.Object(
   {
@@ -193,6 +204,21 @@ export const ConnectorStatus = Type.Object(
   {
     state: Type.Optional(Enum(CONNECTOR_STATES, 'Spec 3.2')),
     ...statusCommon,
+    effectiveState: Type.Optional(
+      Enum(
+        EFFECTIVE_CONNECTOR_STATES,
+        'What the operator converges to: its own desiredState, or that of a pipeline that uses it',
+      ),
+    ),
+    effectiveReason: Type.Optional(
+      Type.String({ description: 'Why effectiveState is what it is, e.g. "Run by pipeline orders-copy"' }),
+    ),
+    restartRequestedAt: Type.Optional(
+      Type.String({
+        description:
+          "The latest start call its worker was started for (its own or a running pipeline's); a later one restarts it",
+      }),
+    ),
     replicationSlot: Type.Optional(ReplicationSlotStatus),
     worker: Type.Optional(WorkerStatus),
   },
@@ -268,9 +294,23 @@ export const SubscriptionSpec = Type.Object(
   { additionalProperties: false },
 );
 export type SubscriptionSpec = Static<typeof SubscriptionSpec>;
+/** Whether a subscription is delivered (effective-state.ts). */
+export const EFFECTIVE_SUBSCRIPTION_STATES = ['enabled', 'disabled'] as const;
+export type EffectiveSubscriptionState = (typeof EFFECTIVE_SUBSCRIPTION_STATES)[number];
 export const SubscriptionStatus = Type.Object(
   {
     ...statusCommon,
+    effectiveState: Type.Optional(
+      Enum(
+        EFFECTIVE_SUBSCRIPTION_STATES,
+        'Whether it is delivered: its own enabled switch, or that of a pipeline that uses it',
+      ),
+    ),
+    effectiveReason: Type.Optional(
+      Type.String({
+        description: 'Why effectiveState is what it is, e.g. "Enabled by pipeline orders-copy"',
+      }),
+    ),
     monitoring: Type.Optional(Monitoring),
     autoBackfill: Type.Optional(
       Type.Object(

@@ -10,13 +10,14 @@ export interface Transition<S extends string> {
 }
 
 /**
- * Spec 3.1. Two moves go beyond the table, because a user needs a way out of
- * them: `start` from `error` retries, and `pause` while `building` gives up a
- * deployment that does not converge (wrong credentials, a broker that is down).
+ * Spec 3.1. Three moves go beyond the table, because a user needs a way out
+ * of them: `start` from `error` retries, and `pause` while `building` or in
+ * `error` gives up a deployment that does not converge (wrong credentials, a
+ * broker that is down): its workers stop and stop being retried.
  */
 export const PIPELINE_CALLS = {
   start: { from: ['draft', 'paused', 'error'], to: 'building' },
-  pause: { from: ['live', 'building'], to: 'paused' },
+  pause: { from: ['live', 'building', 'error'], to: 'paused' },
 } as const satisfies Record<string, Transition<PipelineState>>;
 export type PipelineCall = keyof typeof PIPELINE_CALLS;
 

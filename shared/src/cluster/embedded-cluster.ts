@@ -9,6 +9,7 @@ import {
   type ClusterObject,
   type ClusterPort,
   type ObjectMeta,
+  type OwnerReference,
   type SluiceKind,
   type WatchEvent,
   type WatchEventType,
@@ -26,6 +27,7 @@ import {
   checkAnnotations,
   checkFinalizers,
   checkLabels,
+  checkOwnerReferences,
   parseResourceVersion,
 } from './validation.js';
 
@@ -75,6 +77,7 @@ interface StoredMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
+  ownerReferences?: OwnerReference[];
 }
 
 /** An object as this adapter works on it, before it is rendered as a ClusterObject. */
@@ -189,6 +192,7 @@ export class EmbeddedCluster implements ClusterPort {
     const labels = checkLabels(input.labels);
     const annotations = checkAnnotations(input.annotations);
     const finalizers = checkFinalizers(input.finalizers);
+    const ownerReferences = checkOwnerReferences(input.ownerReferences);
     const spec = toJson(object.spec ?? {});
     return (await this.write(kind, namespace, name, (current, now) => {
       if (current) throw new AlreadyExistsError(`${kind} ${namespace}/${name} already exists`);
@@ -203,7 +207,7 @@ export class EmbeddedCluster implements ClusterPort {
           uid: randomUUID(),
           resourceVersion: 0n,
           generation: 1,
-          meta: compactMeta({ creationTimestamp: now, labels, annotations, finalizers }),
+          meta: compactMeta({ creationTimestamp: now, labels, annotations, finalizers, ownerReferences }),
           spec,
           status: null,
         },
@@ -221,6 +225,7 @@ export class EmbeddedCluster implements ClusterPort {
       labels: checkLabels(input.labels),
       annotations: checkAnnotations(input.annotations),
       finalizers: checkFinalizers(input.finalizers),
+      ownerReferences: checkOwnerReferences(input.ownerReferences),
       spec: toJson(object.spec ?? {}),
     };
     return (await this.write(kind, namespace, name, (current) => {
@@ -262,12 +267,14 @@ export class EmbeddedCluster implements ClusterPort {
         labels: current.meta.labels,
         annotations: current.meta.annotations,
         finalizers: current.meta.finalizers,
+        ownerReferences: current.meta.ownerReferences,
       };
-      const patched = mergePatch(meta, patchMeta ?? {}) as Record<string, unknown>;
+      const patched = mergePatch(meta as unknown as Json, patchMeta ?? {}) as Record<string, unknown>;
       return change(current, {
         labels: checkLabels(patched.labels),
         annotations: checkAnnotations(patched.annotations),
         finalizers: checkFinalizers(patched.finalizers),
+        ownerReferences: checkOwnerReferences(patched.ownerReferences),
         spec: 'spec' in patch ? (mergePatch(current.spec, patch.spec) ?? {}) : current.spec,
       });
     })) as T;
@@ -595,6 +602,7 @@ function change(
     labels: Record<string, string>;
     annotations: Record<string, string>;
     finalizers: string[];
+    ownerReferences: OwnerReference[];
     spec: Json;
   },
 ): Change {
@@ -625,6 +633,7 @@ function compactMeta(meta: StoredMeta): StoredMeta {
   if (meta.labels && Object.keys(meta.labels).length) out.labels = meta.labels;
   if (meta.annotations && Object.keys(meta.annotations).length) out.annotations = meta.annotations;
   if (meta.finalizers?.length) out.finalizers = meta.finalizers;
+  if (meta.ownerReferences?.length) out.ownerReferences = meta.ownerReferences;
   return out;
 }
 

@@ -69,6 +69,7 @@ const META_KEYS = [
   'labels',
   'annotations',
   'finalizers',
+  'ownerReferences',
 ] as const satisfies readonly (keyof ObjectMeta)[];
 
 function toObject<T extends ClusterObject>(raw: Raw): T {
@@ -92,11 +93,11 @@ function toObject<T extends ClusterObject>(raw: Raw): T {
 
 /** What create and update send: the writable metadata and the spec (status only through its subresource). */
 function bodyOf(object: ClusterObject, resourceVersion?: string): Raw {
-  const { name, namespace, labels, annotations, finalizers } = object.metadata;
+  const { name, namespace, labels, annotations, finalizers, ownerReferences } = object.metadata;
   return {
     apiVersion: GROUP_VERSION,
     kind: object.kind,
-    metadata: { name, namespace, labels, annotations, finalizers, resourceVersion },
+    metadata: { name, namespace, labels, annotations, finalizers, ownerReferences, resourceVersion },
     spec: object.spec,
   };
 }

@@ -1,4 +1,4 @@
-import { SLUICE_KINDS, type SluiceKind } from '../ports/cluster.js';
+import { SLUICE_KINDS, type OwnerReference, type SluiceKind } from '../ports/cluster.js';
 import { InvalidError } from './errors.js';
 import { isJsonObject } from './json.js';
 
@@ -63,6 +63,26 @@ export function checkAnnotations(annotations: unknown): Record<string, string> {
     }
   }
   return map;
+}
+
+/** Owner references as the API server accepts them: each names an owner by kind, name and uid. */
+export function checkOwnerReferences(refs: unknown): OwnerReference[] {
+  if (refs === undefined || refs === null) return [];
+  const ok = (r: unknown): r is OwnerReference =>
+    isJsonObject(r) &&
+    ['apiVersion', 'kind', 'name', 'uid'].every((k) => typeof r[k] === 'string' && r[k] !== '') &&
+    ['controller', 'blockOwnerDeletion'].every((k) => r[k] === undefined || typeof r[k] === 'boolean');
+  if (!Array.isArray(refs) || !refs.every(ok)) {
+    throw new InvalidError('metadata.ownerReferences must be a list of {apiVersion, kind, name, uid}');
+  }
+  return refs.map(({ apiVersion, kind, name, uid, controller, blockOwnerDeletion }) => ({
+    apiVersion,
+    kind,
+    name,
+    uid,
+    ...(controller !== undefined ? { controller } : {}),
+    ...(blockOwnerDeletion !== undefined ? { blockOwnerDeletion } : {}),
+  }));
 }
 
 export function checkFinalizers(finalizers: unknown): string[] {

@@ -9,6 +9,16 @@
 export const SLUICE_KINDS = ['Connector', 'DataModel', 'Subscription', 'Pipeline', 'Warehouse'] as const;
 export type SluiceKind = (typeof SLUICE_KINDS)[number];
 
+/** An object this one belongs to: the garbage collector deletes it when that one is gone. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
 export interface ObjectMeta {
   name: string;
   namespace: string;
@@ -20,6 +30,7 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
+  ownerReferences?: OwnerReference[];
 }
 
 export interface ClusterObject<Spec = unknown, Status = unknown> {

@@ -104,7 +104,13 @@ export const ConnectorRead = Type.Object(
     team_id: Uuid,
     team_name: Type.String(),
     status: ConnectorStateValue,
-    desired_state: Literals(['running', 'stopped'] as const, 'What start/stop asked for'),
+    desired_state: Literals(
+      ['running', 'stopped'] as const,
+      'What the connector converges to: what start/stop asked for, or running while a running pipeline uses it and it was not stopped after that pipeline started (docs/api.md, "Effective state")',
+    ),
+    desired_state_reason: Nullable(
+      Type.String({ description: 'Why desired_state is what it is, e.g. "Run by pipeline orders-copy"' }),
+    ),
     status_message: Nullable(Type.String({ description: "The worker's last error, when any" })),
     worker: Type.Union([ConnectorWorkerRead, Type.Null()], {
       description: 'Restarts and last termination of its worker; null until a worker ran',

@@ -34,7 +34,9 @@ export function toConnectorRead(
     team_id: row.team_id as string,
     team_name: row.team_name,
     status: (status.state ?? CONNECTOR_INITIAL_STATE) as ConnectorRead['status'],
-    desired_state: spec.desiredState === 'running' ? 'running' : 'stopped',
+    // Effective: what start/stop asked for, or a running pipeline that uses it (status.effectiveState).
+    desired_state: (status.effectiveState ?? spec.desiredState) === 'running' ? 'running' : 'stopped',
+    desired_state_reason: status.effectiveReason ?? null,
     status_message: status.message ?? null,
     worker: toWorkerRead(status.worker),
     datamodel_ids: datamodelIds,

@@ -19,6 +19,7 @@ import {
   type ConnectorUpdate,
   type DataModelResource,
   RESTART_ANNOTATION,
+  STOP_ANNOTATION,
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
@@ -354,7 +355,12 @@ export async function deleteConnectorObjects(ctx: GatewayContext, id: string): P
   await releaseCapture();
 }
 
-/** Start/stop (spec 3.2): records the desired state and the accepted move; the operator converges. */
+/**
+ * Start/stop (spec 3.2): records the desired state, the time of the call
+ * (so that a stop of a pipeline's connector sticks and a start wins over its
+ * pipeline's pause, effective-state.ts) and the accepted move; the operator
+ * converges.
+ */
 export async function runConnector(
   ctx: GatewayContext,
   p: Principal,
@@ -367,12 +373,18 @@ export async function runConnector(
   if (!to) throw conflict(`The connector is ${state}: ${call} is not allowed in this state`);
   await ctx.catalog.patch('Connector', id, {
     // A start always restarts the worker(s), so a retry from error really retries.
-    ...(call === 'start'
-      ? { metadata: { annotations: { [RESTART_ANNOTATION]: new Date().toISOString() } } }
-      : {}),
+    metadata: {
+      annotations: { [call === 'start' ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
+    },
     spec: { desiredState: call === 'start' ? 'running' : 'stopped' },
   });
-  await ctx.catalog.patchStatus('Connector', id, { state: to, message: null });
+  // The latest call wins over any pipeline's, so this is the effective state now.
+  await ctx.catalog.patchStatus('Connector', id, {
+    state: to,
+    message: null,
+    effectiveState: call === 'start' ? 'running' : 'stopped',
+    effectiveReason: call === 'start' ? 'Its desiredState is running' : 'Stopped by a stop call',
+  });
   return to.toUpperCase();
 }
 

@@ -53,8 +53,20 @@ export async function connectorWorkerConfig(
     );
   }
   const subs = await specs<SubscriptionResource>(ctx, 'mirror_subscriptions', 'target_connector_id', id);
+  // The effective switch (its own or a pipeline's), as the mirror projects it and the operator gives it.
+  const enabled = new Map(
+    (
+      await ctx.db
+        .selectFrom('mirror_subscriptions')
+        .select(['id', 'enabled'])
+        .where('target_connector_id', '=', id)
+        .execute()
+    ).map((r) => [r.id, r.enabled]),
+  );
   const rows = [];
-  for (const subscription of subs) {
+  for (const s of subs) {
+    const on = enabled.get(s.metadata.name) ?? s.spec.enabled;
+    const subscription = on === s.spec.enabled ? s : { ...s, spec: { ...s.spec, enabled: on } };
     const [datamodel] = await specs<DataModelResource>(
       ctx,
       'mirror_datamodels',

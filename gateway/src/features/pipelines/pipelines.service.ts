@@ -26,6 +26,8 @@ import {
   type SubscriptionSpec,
   type SubscriptionStatus,
   RESTART_ANNOTATION,
+  STOP_ANNOTATION,
+  withEffectiveEnabled,
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
@@ -303,10 +305,12 @@ export async function runPipeline(ctx: GatewayContext, p: Principal, id: string,
     }
   }
   await ctx.catalog.patch('Pipeline', id, {
-    // A start always restarts the worker(s), so a retry from error really retries.
-    ...(call === 'start'
-      ? { metadata: { annotations: { [RESTART_ANNOTATION]: new Date().toISOString() } } }
-      : {}),
+    // A start always restarts the worker(s), so a retry from error really
+    // retries; the time of each call orders it against calls on the parts
+    // (an explicit stop of one of its connectors sticks, effective-state.ts).
+    metadata: {
+      annotations: { [call === 'start' ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
+    },
     spec: { desiredState: call === 'start' ? 'running' : 'paused' },
   });
   await ctx.catalog.patchStatus('Pipeline', id, { state: to, message: null });
@@ -319,8 +323,13 @@ export async function workerConfig(ctx: GatewayContext, p: Principal, id: string
   return {
     pipeline_id: id,
     source: sourceWorkerConfig(o.source, [o.datamodel]),
+    // As the operator gives it: the subscription's effective switch (this pipeline's, when it runs).
     target: targetWorkerConfig(o.target, [
-      { subscription: o.subscription, datamodel: o.datamodel, source: o.source },
+      {
+        subscription: withEffectiveEnabled(o.subscription, [o.pipeline]),
+        datamodel: o.datamodel,
+        source: o.source,
+      },
     ]),
   };
 }

@@ -1,5 +1,7 @@
 import {
   DATAMODEL_LABEL,
+  RESTART_ANNOTATION,
+  STOP_ANNOTATION,
   TARGET_CONNECTOR_LABEL,
   TEAM_LABEL,
   hasPrimaryKey,
@@ -303,7 +305,11 @@ export async function updateSubscription(
   return getSubscription(ctx, p, id);
 }
 
-/** Start/pause: the enable switch; the target worker restarts to apply it. */
+/**
+ * Start/pause: the enable switch and the time of the call, so that a pause
+ * of a pipeline's subscription sticks until the pipeline or the subscription
+ * is started again (effective-state.ts); the target worker restarts to apply it.
+ */
 export async function setEnabled(ctx: GatewayContext, p: Principal, id: string, enabled: boolean) {
   await loadSubscription(ctx, p, id);
   const before = await current(ctx, id);
@@ -319,9 +325,17 @@ export async function setEnabled(ctx: GatewayContext, p: Principal, id: string, 
       );
     }
   }
-  if (before.spec.enabled !== enabled) {
-    await ctx.catalog.runSteps([replaceStep(ctx, before, { spec: { ...before.spec, enabled } })]);
-  }
+  await ctx.catalog.patch('Subscription', id, {
+    metadata: {
+      annotations: { [enabled ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
+    },
+    spec: { enabled },
+  });
+  // The latest call wins over any pipeline's, so this is the effective state now.
+  await ctx.catalog.patchStatus('Subscription', id, {
+    effectiveState: enabled ? 'enabled' : 'disabled',
+    effectiveReason: enabled ? 'Enabled by a start call' : 'Disabled by a pause call',
+  });
   return getSubscription(ctx, p, id);
 }
 

@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  loadAllYaml,
+  PatchStrategy,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import {
+  KubernetesCluster,
+  SLUICE_KINDS,
+  STOP_ANNOTATION,
+  type ClusterObject,
+  type ConnectorResource,
+  type DataModelResource,
+  type PipelineResource,
+  type SubscriptionResource,
+  type WorkerRuntimePort,
+} from '@sluice/shared';
+import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { ProcessRuntime } from '../runtime/process-runtime.js';
+import { startController } from '../../test/start-controller.js';
+
+// GitOps on a real kube-apiserver: every manifest of examples/ applied as
+// Argo CD or Flux apply it (server-side apply, forced, as the same field
+// manager every time), with the operator running. After convergence,
+// re-applying them changes nothing: the operator never writes a spec, so no
+// generation or resourceVersion moves and no worker restarts. A stop of a
+// pipeline's connector sticks, and a connector deleted with kubectl takes
+// its data models with it (no garbage collector runs beside this API server:
+// the operator's finalizer does it; their ownerReferences let the collector
+// do it on a real cluster).
+const ROOT = resolve(import.meta.dirname, '../../..');
+const FIXTURE = join(ROOT, 'operator/test/fixtures/scripted-worker.mjs');
+const EXAMPLES = join(ROOT, 'examples');
+const EXAMPLE_TEAM = '3f1c9a52-6d7e-4b8f-9a0b-1c2d3e4f5a6b';
+const PIPELINE = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a65';
+const SOURCE = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a61';
+const TARGET = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a62';
+const DATAMODEL = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a63';
+const SUBSCRIPTION = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a64';
+
+describeWithKube('examples/ under GitOps on a real API server', () => {
+  const kc = new KubeConfig();
+  const ns = `gitops-${randomUUID().slice(0, 8)}`;
+  const team = randomUUID();
+  let cluster: KubernetesCluster;
+  let stopOperator: () => Promise<void>;
+  let runtime: ProcessRuntime;
+  /** Every worker the operator started (or restarted with a new configuration). */
+  const starts: string[] = [];
+
+  beforeAll(async () => {
+    kc.loadFromFile(testKubeConfig() as string);
+    await installCrds(testKubeConfig() as string);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    cluster = new KubernetesCluster({ kubeConfig: kc, namespace: ns });
+    runtime = new ProcessRuntime({
+      command: [process.execPath, FIXTURE],
+      workDir: mkdtempSync(join(tmpdir(), 'sluice-gitops-')),
+      readinessIntervalMs: 50,
+    });
+    const counting = new Proxy(runtime, {
+      get(target, key) {
+        if (key === 'ensure') {
+          return (spec: Parameters<WorkerRuntimePort['ensure']>[0]) => {
+            starts.push(spec.id);
+            return target.ensure(spec);
+          };
+        }
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    // The monitoring collector's figures are status too; this test is about specs and workers.
+    stopOperator = startController(kc, cluster, counting, ns, { monitoringIntervalMs: 0 });
+  }, 60_000);
+  afterAll(async () => {
+    await stopOperator?.();
+    await runtime?.close();
+  });
+
+  /** Every manifest of examples/, as `kubectl apply --server-side --force-conflicts` sends it. */
+  async function applyExamples(): Promise<void> {
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml'))) {
+      const text = readFileSync(join(EXAMPLES, file), 'utf8').replaceAll(EXAMPLE_TEAM, team);
+      for (const doc of loadAllYaml(text) as KubernetesObject[]) {
+        doc.metadata = { ...doc.metadata, namespace: ns };
+        await api.patch(doc, undefined, undefined, 'argocd-controller', true, PatchStrategy.ServerSideApply);
+      }
+    }
+  }
+
+  /** generation/resourceVersion of every object in the namespace. */
+  async function versions(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const kind of SLUICE_KINDS) {
+      for (const o of (await cluster.list(kind, ns)).items) {
+        out[`${kind}/${o.metadata.name}`] = `${o.metadata.generation}/${o.metadata.resourceVersion}`;
+      }
+    }
+    const secrets = await kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns });
+    for (const s of secrets.items) out[`Secret/${s.metadata?.name}`] = `-/${s.metadata?.resourceVersion}`;
+    return out;
+  }
+
+  async function until<T>(read: () => Promise<T>, test: (v: T) => boolean, ms = 30_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    let v = await read();
+    while (!test(v)) {
+      if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 200));
+      v = await read();
+    }
+    return v;
+  }
+  const get =
+    <T extends ClusterObject>(kind: T['kind'], name: string) =>
+    () =>
+      cluster.get<T>(kind, ns, name);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  /** Waits until nothing in the namespace changed for `quietMs`. */
+  async function settled(quietMs = 3000): Promise<Record<string, string>> {
+    let before = await versions();
+    for (let i = 0; i < 20; i++) {
+      await sleep(quietMs);
+      const now = await versions();
+      if (JSON.stringify(now) === JSON.stringify(before)) return now;
+      before = now;
+    }
+    throw new Error('the namespace never settled');
+  }
+
+  it('re-applying the examples three times changes nothing: no generation, no resourceVersion, no worker restart', async () => {
+    await applyExamples();
+    // The pipeline runs its connectors and its subscription although they declare stopped / disabled.
+    await until(get<PipelineResource>('Pipeline', PIPELINE), (p) => p?.status?.state === 'live');
+    const source = await until(
+      get<ConnectorResource>('Connector', SOURCE),
+      (c) => c?.status?.state === 'live',
+    );
+    expect(source?.status).toMatchObject({
+      effectiveState: 'running',
+      effectiveReason: 'Run by pipeline orders-copy',
+    });
+    const sub = await until(
+      get<SubscriptionResource>('Subscription', SUBSCRIPTION),
+      (s) => s?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
+    );
+    expect(sub?.status).toMatchObject({
+      effectiveState: 'enabled',
+      effectiveReason: 'Enabled by pipeline orders-copy',
+    });
+    const converged = await settled();
+    const started = starts.length;
+    expect(started).toBe(2); // the source and the target, once each
+
+    for (let i = 0; i < 3; i++) {
+      await applyExamples();
+      await sleep(1500);
+    }
+    await sleep(3000);
+    expect(await versions()).toEqual(converged);
+    expect(starts.length).toBe(started);
+    // What was applied is what is there (`kubectl diff` reports nothing).
+    expect((await cluster.get<ConnectorResource>('Connector', ns, SOURCE))?.spec.desiredState).toBe(
+      'stopped',
+    );
+    expect((await cluster.get<SubscriptionResource>('Subscription', ns, SUBSCRIPTION))?.spec.enabled).toBe(
+      false,
+    );
+  }, 180_000);
+
+  it("a stop of a running pipeline's connector sticks (as POST /connectors/{id}/stop writes it)", async () => {
+    await cluster.patch('Connector', ns, TARGET, {
+      metadata: { annotations: { [STOP_ANNOTATION]: new Date().toISOString() } },
+      spec: { desiredState: 'stopped' },
+    });
+    await until(get<ConnectorResource>('Connector', TARGET), (c) => c?.status?.state === 'paused');
+    for (let i = 0; i < 10; i++) {
+      await sleep(300);
+      const c = await cluster.get<ConnectorResource>('Connector', ns, TARGET);
+      expect(c?.status).toMatchObject({ state: 'paused', effectiveState: 'stopped' });
+    }
+    const p = await until(get<PipelineResource>('Pipeline', PIPELINE), (x) => x?.status?.state === 'error');
+    expect(p?.status?.message).toBe(
+      'Target orders-out was stopped after the pipeline started: start it, or start the pipeline again',
+    );
+  }, 60_000);
+
+  it('a connector deleted with kubectl takes its data models with it (ownerReferences, and the finalizer)', async () => {
+    const source = await cluster.get<ConnectorResource>('Connector', ns, SOURCE);
+    const dm = await until(get<DataModelResource>('DataModel', DATAMODEL), (d) =>
+      Boolean(d?.metadata.ownerReferences),
+    );
+    expect(dm?.metadata.ownerReferences).toEqual([
+      { apiVersion: 'sluice.dev/v1alpha1', kind: 'Connector', name: SOURCE, uid: source?.metadata.uid },
+    ]);
+    await cluster.delete('Connector', ns, SOURCE);
+    await until(get<ConnectorResource>('Connector', SOURCE), (c) => c === undefined);
+    await until(get<DataModelResource>('DataModel', DATAMODEL), (d) => d === undefined);
+  }, 60_000);
+});
