@@ -82,9 +82,18 @@ export function envRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/envs/:id',
       tag,
       auth: 'user',
-      summary: 'Delete an environment and its teams (admin)',
+      summary: 'Delete an environment, its teams and everything they own (admin)',
+      description:
+        'The environment, its teams and every object of those teams are gone from every read at once; ' +
+        'the objects themselves — workers stopped, PostgreSQL replication slots dropped, managed secrets ' +
+        'and warehouse tasks removed — go in the background as one tracked deletion that survives a ' +
+        'gateway restart, which a superuser follows at GET /deletions/ (docs/api.md "Deletions").',
       params: IdParams,
-      responses: { 204: { description: 'Deleted' }, 403: forbidden403, 404: notFound404 },
+      responses: {
+        204: { description: 'Deleted; the objects of its teams are being removed' },
+        403: forbidden403,
+        404: notFound404,
+      },
       handler: async ({ principal, params }) => {
         await envs.deleteEnv(ctx, principal, params.id);
         return noContent();

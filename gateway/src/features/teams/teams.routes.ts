@@ -96,9 +96,19 @@ export function teamRoutes(ctx: GatewayContext): AnyRoute[] {
       path: '/teams/:id',
       tag,
       auth: 'user',
-      summary: 'Delete a team (owner)',
+      summary: 'Delete a team and everything it owns (owner)',
+      description:
+        'The team and every object of it (connectors, data models, subscriptions, pipelines, warehouses) ' +
+        'are gone from every read at once; the objects themselves — workers stopped, PostgreSQL ' +
+        'replication slots dropped, managed secrets and warehouse tasks removed — go in the background ' +
+        'as one tracked deletion that survives a gateway restart, which a superuser follows at ' +
+        'GET /deletions/ (docs/api.md "Deletions").',
       params: IdParams,
-      responses: { 204: { description: 'Deleted' }, 403: forbidden403, 404: notFound404 },
+      responses: {
+        204: { description: 'Deleted; its objects are being removed' },
+        403: forbidden403,
+        404: notFound404,
+      },
       handler: async ({ principal, params }) => {
         await teams.deleteTeam(ctx, principal, params.id);
         return noContent();

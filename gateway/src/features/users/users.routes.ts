@@ -137,6 +137,10 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'user',
       summary:
         'Replace users, environments, teams and memberships with a document (superuser, all or nothing)',
+      description:
+        'Teams and environments the document leaves out are deleted as DELETE /teams/{id} and ' +
+        'DELETE /envs/{id} do: gone from every read at once, everything they own removed in the ' +
+        'background as tracked deletions (GET /deletions/; docs/api.md "Deletions").',
       body: ExportData,
       responses: { 204: { description: 'Imported' }, 403: forbidden403 },
       handler: async ({ principal, body }) => {
