@@ -13,6 +13,7 @@ import {
   KubernetesSecretStore,
   reuseConnections,
   watchNamespaces,
+  type ClusterPort,
   type WorkerRuntimePort,
 } from '@sluice/shared';
 import { Controller } from './controller/controller.js';
@@ -24,6 +25,7 @@ import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
 import { DeploymentRuntime } from './runtime/deployment-runtime.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
 import { defaultPodTemplate } from './runtime/worker-deployment.js';
+import { workerGrants } from './runtime/worker-grants.js';
 import { slotWalDegradedBytes } from './reconcile/slot-retention.js';
 
 const env = process.env;
@@ -47,7 +49,7 @@ async function main(): Promise<void> {
   const clusterFor = (ns: string | undefined) =>
     new KubernetesCluster({ kubeConfig: kc, namespace: ns, fieldManager: 'sluice-operator' });
   const identity = env.POD_NAME || hostname();
-  const runtime = workerRuntime(kc, namespace, log);
+  const runtime = workerRuntime(kc, namespace, log, (ns) => clusterFor(ns));
   const events = new KubernetesEventRecorder(kc, 'sluice-operator', log);
   const controller = new Controller({
     cluster: clusterFor(namespaces ? namespace : undefined),
@@ -104,7 +106,12 @@ async function main(): Promise<void> {
  * SLUICE_WORKER_POD_TEMPLATE, or from SLUICE_WORKER_IMAGE alone) or `process`
  * (workers as child processes of the operator; development and tests).
  */
-function workerRuntime(kc: KubeConfig, namespace: string, log: Logger): WorkerRuntimePort {
+function workerRuntime(
+  kc: KubeConfig,
+  namespace: string,
+  log: Logger,
+  clusterFor: (ns: string) => ClusterPort,
+): WorkerRuntimePort {
   const kind = env.SLUICE_WORKER_RUNTIME ?? 'kubernetes';
   if (kind === 'process') {
     return new ProcessRuntime({
@@ -124,7 +131,13 @@ function workerRuntime(kc: KubeConfig, namespace: string, log: Logger): WorkerRu
   } else {
     throw new Error('the kubernetes worker runtime needs SLUICE_WORKER_POD_TEMPLATE or SLUICE_WORKER_IMAGE');
   }
-  return new DeploymentRuntime({ kubeConfig: kc, namespace, podTemplate, log });
+  // Worker pods get only the secret references their team is granted (docs/security.md).
+  const grantedRefs = workerGrants({
+    secrets: new KubernetesSecretStore(kc),
+    secretNamespace: namespace,
+    clusterFor,
+  });
+  return new DeploymentRuntime({ kubeConfig: kc, namespace, podTemplate, log, grantedRefs });
 }
 
 /** client-go's proportions: renew deadline 2/3 of the lease, retry every 2 s at most. */

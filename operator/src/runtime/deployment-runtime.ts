@@ -1,5 +1,5 @@
 import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
+import type { SecretKeyRef, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
 import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
 import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './worker-deployment.js';
 
@@ -13,6 +13,11 @@ import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './work
 export interface DeploymentRuntimeOptions extends DeploymentWorkersOptions {
   /** The chart's pod template (image, service account, security context, resources). */
   podTemplate: V1PodTemplateSpec;
+  /**
+   * The secret references a worker may be given (worker-grants.ts: the
+   * granted ones); absent, every reference of its configuration.
+   */
+  grantedRefs?: (spec: WorkerSpec) => Promise<SecretKeyRef[]>;
 }
 
 export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntimePort {
@@ -39,8 +44,8 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
   async ensure(spec: WorkerSpec): Promise<void> {
     await this.started;
     const { namespace } = this.options;
-    const desired = workerDeployment(spec, this.options.podTemplate, namespace);
-    const name = desired.metadata!.name!;
+    const name = deploymentName(spec.id, namespace);
+    let desired: V1Deployment | undefined;
     // Read, not the cache: right after a write the cache may not show it yet.
     for (let attempt = 0; ; attempt++) {
       const current = await this.read(name);
@@ -48,6 +53,13 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
         throw new Error(`the previous worker ${name} is still being deleted; retrying`);
       }
       if (current?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === spec.configHash) return;
+      // The grants are read when the Deployment is written (a new configuration or a restart).
+      desired ??= workerDeployment(
+        spec,
+        this.options.podTemplate,
+        namespace,
+        await this.options.grantedRefs?.(spec),
+      );
       try {
         if (current) desired.metadata!.resourceVersion = current.metadata?.resourceVersion;
         const written = current

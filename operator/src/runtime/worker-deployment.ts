@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment, V1EnvVar, V1PodTemplateSpec } from '@kubernetes/client-node';
-import { parseWorkerId, secretEnvName, secretRefsIn, type WorkerSpec } from '@sluice/shared';
+import {
+  parseWorkerId,
+  secretEnvName,
+  secretRefsIn,
+  type SecretKeyRef,
+  type WorkerSpec,
+} from '@sluice/shared';
 
 // The Deployment of one worker, as a pure function of the worker spec and the
 // pod template the chart hands the operator (image, service account,
@@ -63,6 +69,8 @@ export function workerDeployment(
   spec: WorkerSpec,
   template: V1PodTemplateSpec,
   runtimeNamespace: string,
+  /** The references given to the worker (the granted ones: DeploymentRuntimeOptions.grantedRefs); all by default. */
+  refs: SecretKeyRef[] = secretRefsIn(spec.config),
 ): V1Deployment {
   const name = deploymentName(spec.id, runtimeNamespace);
   const selector = { ...MANAGED_BY, [WORKER_LABEL]: name };
@@ -84,7 +92,7 @@ export function workerDeployment(
     { name: 'SLUICE_WORKER_HOST', value: '0.0.0.0' },
     { name: 'SLUICE_WORKER_PORT', value: String(WORKER_PORT) },
     { name: 'SLUICE_TERMINATION_MESSAGE_PATH', value: TERMINATION_LOG },
-    ...secretRefsIn(spec.config).map((ref) => ({
+    ...refs.map((ref) => ({
       name: secretEnvName(ref),
       valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } },
     })),

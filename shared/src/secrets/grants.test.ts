@@ -57,6 +57,13 @@ describe('who may reference a secret', () => {
     expect(isSecretUsable(labelled, scope())).toBe(false);
   });
 
+  it("counts any environment grant in the operator's look, which cannot see environments", () => {
+    const byEnv = meta('db', { [ALLOWED_ENVS_ANNOTATION]: 'env-9' });
+    expect(isSecretUsable(byEnv, scope({ envIds: [] }))).toBe(false);
+    expect(isSecretUsable(byEnv, scope({ envIds: [], envGrantsUnchecked: true }))).toBe(true);
+    expect(isSecretUsable(meta('db'), scope({ envGrantsUnchecked: true }))).toBe(false);
+  });
+
   it('writes a grant as sorted, de-duplicated annotations, and none for an empty one', () => {
     expect(grantAnnotations({ teamIds: ['b', 'a', 'b'], envIds: [] })).toEqual({
       [ALLOWED_TEAMS_ANNOTATION]: 'a,b',

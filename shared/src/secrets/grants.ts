@@ -26,6 +26,11 @@ export interface SecretScope {
   ownSecrets: readonly string[];
   /** A superuser's look: any secret granted to someone counts as granted. */
   anyGrant?: boolean;
+  /**
+   * The operator's look: it cannot see which environment a team is in, so
+   * any environment grant counts (the gateway checked it where it can).
+   */
+  envGrantsUnchecked?: boolean;
 }
 
 /** The part of a stored secret the decision reads (never its data). */
@@ -78,6 +83,8 @@ export function isSecretUsable(meta: SecretMeta, scope: SecretScope): boolean {
   const grant = grantOf(meta);
   if (scope.anyGrant) return grant.teamIds.length + grant.envIds.length > 0;
   return (
-    grant.teamIds.some((t) => scope.teamIds.includes(t)) || grant.envIds.some((e) => scope.envIds.includes(e))
+    grant.teamIds.some((t) => scope.teamIds.includes(t)) ||
+    grant.envIds.some((e) => scope.envIds.includes(e)) ||
+    (scope.envGrantsUnchecked === true && grant.envIds.length > 0)
   );
 }

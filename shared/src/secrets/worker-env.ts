@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isSecretRef } from '../connectors/secret.js';
 import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
-import type { SecretScope } from './grants.js';
+import { isSecretUsable, type SecretScope } from './grants.js';
 
 // How a worker in a pod receives secret values: the Deployment maps every
 // `valueFrom.secretKeyRef` of its configuration to an environment variable
@@ -64,4 +64,29 @@ export async function workerSecretEnv(
     }
   }
   return env;
+}
+
+/**
+ * The Kubernetes runtime's side: the references of `config` that `scope` may
+ * use, the only ones its Deployment maps to `secretKeyRef`s (the kubelet
+ * resolves them, so this is where a worker pod's grants are checked). A
+ * reference to a missing, ungranted or control-plane secret is left out, and
+ * the worker then fails naming it.
+ */
+export async function grantedRefs(
+  store: SecretStorePort,
+  namespace: string,
+  config: unknown,
+  scope: SecretScope,
+): Promise<SecretKeyRef[]> {
+  const usable = new Map<string, boolean>();
+  const out: SecretKeyRef[] = [];
+  for (const ref of secretRefsIn(config)) {
+    if (!usable.has(ref.name)) {
+      const secret = await store.get(namespace, ref.name);
+      usable.set(ref.name, !!secret && isSecretUsable(secret, scope));
+    }
+    if (usable.get(ref.name)) out.push(ref);
+  }
+  return out;
 }
