@@ -69,7 +69,8 @@ export async function workerSecretEnv(
 /**
  * The Kubernetes runtime's side: the references of `config` that `scope` may
  * use, the only ones its Deployment maps to `secretKeyRef`s (the kubelet
- * resolves them, so this is where a worker pod's grants are checked). A
+ * resolves them, so this is where a worker pod's grants are checked). Reads
+ * the namespace's listing (names, labels, annotations), never a value. A
  * reference to a missing, ungranted or control-plane secret is left out, and
  * the worker then fails naming it.
  */
@@ -79,14 +80,11 @@ export async function grantedRefs(
   config: unknown,
   scope: SecretScope,
 ): Promise<SecretKeyRef[]> {
-  const usable = new Map<string, boolean>();
-  const out: SecretKeyRef[] = [];
-  for (const ref of secretRefsIn(config)) {
-    if (!usable.has(ref.name)) {
-      const secret = await store.get(namespace, ref.name);
-      usable.set(ref.name, !!secret && isSecretUsable(secret, scope));
-    }
-    if (usable.get(ref.name)) out.push(ref);
-  }
-  return out;
+  const refs = secretRefsIn(config);
+  if (refs.length === 0) return [];
+  const secrets = new Map((await store.list(namespace)).map((s) => [s.name, s]));
+  return refs.filter((ref) => {
+    const secret = secrets.get(ref.name);
+    return !!secret && isSecretUsable(secret, scope);
+  });
 }
