@@ -52,7 +52,9 @@ export async function prepareMapper(
         data[key] = await ctx.secretStore.resolve(ctx.config.namespace, before.valueFrom.secretKeyRef, scope);
         rule.encrypt_key = ref(secretName, key);
       } else if (isSecretRef(before)) {
+        // A kept reference of the user's is checked again: the team may have lost its grant.
         rule.encrypt_key = before;
+        refs.push({ loc: [...loc, i, 'encrypt_key'], value: before });
       } else {
         issues.push({
           loc: [...loc, i, 'encrypt_key'],
