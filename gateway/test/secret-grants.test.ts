@@ -96,6 +96,8 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       });
     expect(create.status).toBe(422);
     expect(create.body.detail[0].loc).toEqual(['body', 'json_configuration', 'bearer_token']);
+    const stored = await gw.http.get(`/api/connectors/?team_id=${b.teamId}`).set(b.owner.auth);
+    expect(stored.body.items).toEqual([]);
     expect(await names(newbie)).toEqual([]);
     expect(await names(a.member)).toEqual([]);
   });
@@ -302,6 +304,10 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       ['body', 'json_configuration', 'bearer_token'],
     ]);
     expect(moved.body.detail[1].msg).toContain('bearer_token is required again because url changed');
+    // Nothing changed.
+    expect((await gw.http.get(`/api/connectors/${c.id}`).set(a.owner.auth)).body.json_configuration.url).toBe(
+      hookUrl,
+    );
     const checked = await check(
       { url: evil, auth_type: 'bearer', bearer_token: '<redacted>' },
       a.owner.auth,
