@@ -192,6 +192,8 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
     const doomed = await fill(owner, teamId);
     const kept = await fill(owner, otherTeam);
     await expectPresent(admin, doomed);
+    const managed = `/api/k8s-secrets/${managedSecretName('connector', doomed.connectors[2]!)}`;
+    expect((await gw.http.delete(managed).set(admin.auth)).status).toBe(409);
 
     expect((await gw.http.delete(`/api/teams/${teamId}`).set(owner.auth)).status).toBe(204);
     // At once (this gateway runs no periodic jobs, so nothing is removed yet): 404 and unlisted.
@@ -233,8 +235,8 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
     expect(done.finished_at).toEqual(expect.any(String));
     await expectGone(doomed);
     // The managed secrets are gone, not left for a superuser to meet as "deleted with the resource".
-    const secrets = (await gw.http.get('/api/k8s-secrets').set(admin.auth)).body as
-      { name?: string }[] | unknown;
+    expect((await gw.http.delete(managed).set(admin.auth)).status).toBe(404);
+    const secrets = (await gw.http.get('/api/k8s-secrets').set(admin.auth)).body as unknown;
     expect(JSON.stringify(secrets)).not.toContain(doomed.connectors[2]);
     // The other team of the environment keeps everything.
     await expectPresent(admin, kept);
