@@ -157,6 +157,9 @@ describe.each(databaseKinds())('input limits and body rules (%s)', (kind) => {
       const fixed = await gw.http.patch('/api/teams/filter-one').set(t.owner.auth).send({});
       expect(fixed.status).toBe(405);
       expect(fixed.headers.allow).toBe('GET, HEAD');
+      const bulk = await gw.http.options(`/api/teams/${t.teamId}/members/bulk`).set(t.owner.auth);
+      expect(bulk.status).toBe(405);
+      expect(bulk.headers.allow).toBe('POST');
       const options = await gw.http.options('/api/users/me').set(t.owner.auth);
       expect(options.status).toBe(405);
       expect(options.headers.allow).toBe('GET, HEAD, PATCH');

@@ -15,18 +15,19 @@ function matcher(path: string): RegExp {
 /**
  * RFC 9110 15.5.6, as FastAPI answers: a method the path does not have is a
  * 405 with `Allow` naming the methods it has (HEAD with GET, as Express
- * answers it), not a 404. Mounted before the routes: a path that is a fixed
- * route (`/teams/filter-one`) has that route's methods only, even where a
- * route with a parameter would also match it (`/teams/:id`, whose UUID it
- * could never be); other paths have the methods of every route that matches
- * them. A path no route has falls through to the 404.
+ * answers it), not a 404. Mounted before the routes: a path has the methods
+ * of the most specific routes that match it, those with the fewest
+ * parameters (`/teams/filter-one` those of that fixed route, not also those
+ * of `/teams/:id`, whose UUID it could never be; `/teams/:id/members/bulk`
+ * not those of `/teams/:id/members/:user_id`). A path no route has falls
+ * through to the 404.
  */
 export function methodNotAllowed(routes: { method: string; path: string }[]): RequestHandler {
-  const byPath = new Map<string, { re: RegExp; fixed: boolean; methods: Set<string> }>();
+  const byPath = new Map<string, { re: RegExp; params: number; methods: Set<string> }>();
   for (const r of routes) {
     const entry = byPath.get(r.path) ?? {
       re: matcher(r.path),
-      fixed: !r.path.includes(':'),
+      params: r.path.split('/').filter((seg) => seg.startsWith(':')).length,
       methods: new Set<string>(),
     };
     entry.methods.add(r.method.toUpperCase());
@@ -36,8 +37,8 @@ export function methodNotAllowed(routes: { method: string; path: string }[]): Re
   const entries = [...byPath.values()];
   return (req, _res, next) => {
     const matching = entries.filter((e) => e.re.test(req.path));
-    const fixed = matching.filter((e) => e.fixed);
-    const allowed = new Set((fixed.length ? fixed : matching).flatMap((e) => [...e.methods]));
+    const fewest = Math.min(...matching.map((e) => e.params));
+    const allowed = new Set(matching.filter((e) => e.params === fewest).flatMap((e) => [...e.methods]));
     if (allowed.size === 0 || allowed.has(req.method)) return next();
     next(new HttpError(405, 'Method Not Allowed', { Allow: [...allowed].sort().join(', ') }));
   };
