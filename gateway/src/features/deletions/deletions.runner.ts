@@ -67,9 +67,10 @@ export class DeletionRunner {
         // The next tick (of any replica) retries; the reason is what a superuser reads.
         const reason = oneLine(err);
         this.ctx.log.warn({ deletion: id, reason }, 'A deletion pass stopped on an error; it is retried');
+        const at = this.passes.get(id);
         await repo.recordStep(this.ctx.db, id, this.runner, this.options.leaseMs, {
-          step: row.step,
-          progress: this.progress.get(id) ?? (row.progress as DeletionProgress),
+          step: at?.step ?? row.step,
+          progress: at?.progress ?? (row.progress as DeletionProgress),
           message: reason,
         });
         await repo.releaseDeletion(this.ctx.db, id, this.runner);
@@ -77,7 +78,7 @@ export class DeletionRunner {
       .catch(() => undefined)
       .finally(() => {
         this.inFlight.delete(id);
-        this.progress.delete(id);
+        this.passes.delete(id);
       });
     this.inFlight.set(id, p);
     return true;
@@ -111,8 +112,8 @@ export class DeletionRunner {
     await this.idle();
   }
 
-  /** The progress of each pass in flight, for the error path. */
-  private readonly progress = new Map<string, DeletionProgress>();
+  /** Where each pass in flight stands, for the error path. */
+  private readonly passes = new Map<string, { step: DeletionStep | null; progress: DeletionProgress }>();
 
   private async execute(row: DeletionRow): Promise<void> {
     const { db } = this.ctx;
@@ -120,13 +121,16 @@ export class DeletionRunner {
     const { leaseMs } = this.options;
     const teams = row.team_ids;
     const progress: DeletionProgress = { ...repo.emptyProgress(), ...(row.progress as DeletionProgress) };
-    this.progress.set(row.id, progress);
+    const at = { step: row.step as DeletionStep | null, progress };
+    this.passes.set(row.id, at);
     const heartbeat = setInterval(
       () => void repo.renewLease(db, row.id, this.runner, leaseMs).catch(() => undefined),
       Math.max(1000, leaseMs / 3),
     ).unref();
-    const record = (step: DeletionStep | null, message: string | null = null) =>
-      repo.recordStep(db, row.id, this.runner, leaseMs, { step, progress, message });
+    const record = (step: DeletionStep | null, message: string | null = null) => {
+      at.step = step;
+      return repo.recordStep(db, row.id, this.runner, leaseMs, { step, progress, message });
+    };
     try {
       this.ctx.log.info(
         { deletion: row.id, kind: row.kind, target: row.target_id },
