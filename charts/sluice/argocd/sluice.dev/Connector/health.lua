@@ -1,6 +1,9 @@
 -- Argo CD health check for sluice.dev/v1alpha1 Connector.
 --
--- spec.desiredState: running | stopped (set by start/stop; the operator converges)
+-- spec.desiredState: running | stopped (set by start/stop)
+-- status.effectiveState: running | stopped, what the operator converges to (its
+--   own desiredState, or that of a running pipeline that uses it); the desired
+--   state below, spec.desiredState only while the operator has not written it
 -- status.state: paused | building | live | stopping | error (interface spec 3.2)
 --
 --   being deleted                               Progressing "Being deleted..."
@@ -115,7 +118,8 @@ local function health(o)
   end
   local st = o.status
   local state = st.state
-  local desired = (o.spec or {}).desiredState
+  -- A pipeline runs a connector declared stopped: its effective state counts.
+  local desired = first(st.effectiveState, (o.spec or {}).desiredState, nil)
   local ready = condition(o, "Ready")
   if state == "error" then
     return "Degraded", first(st.message, notReady(o), "Connector is in error")

@@ -3,14 +3,16 @@
 -- A Subscription (delivery of one data model to one target connector)
 -- has no state of its own (interface spec 3.2: "not shown"): its health comes
 -- from its conditions, which the operator derives from its connector, and
--- from spec.enabled.
+-- from whether it is enabled: status.effectiveState (enabled | disabled: its
+-- own switch, or that of a pipeline that uses it), spec.enabled only while the
+-- operator has not written it.
 --
 --   being deleted                               Progressing "Being deleted..."
 --   no status                                   Progressing "Waiting for the operator"
 --   metadata.generation > status.observedGeneration
 --                                               Progressing
 --   Degraded=True                               Degraded, with its message
---   spec.enabled false                          Suspended (disabled on purpose)
+--   disabled (effectively)                      Suspended (disabled on purpose)
 --   Ready=True                                  Healthy
 --   Ready=False and Progressing=False           Suspended: nothing flows, nothing is
 --                                               under way and nothing is wrong (the
@@ -117,7 +119,9 @@ local function health(o)
   if status ~= nil then
     return status, message
   end
-  if (o.spec or {}).enabled == false then
+  -- A running pipeline delivers a subscription declared disabled.
+  local effective = (o.status or {}).effectiveState
+  if effective == "disabled" or (effective == nil and (o.spec or {}).enabled == false) then
     return "Suspended", "Subscription is disabled: nothing is delivered to its target"
   end
   local ready = condition(o, "Ready")
