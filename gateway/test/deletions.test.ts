@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { managedSecretName, type SluiceKind } from '@sluice/shared';
-import { deletionRunner } from '../src/features/deletions/deletions.runner.js';
+import { deletionRunner, stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
+import { createContext, createLogger } from '../src/server.js';
 import { configs, SECRETS } from './catalog-fixtures.js';
 import { databaseKinds, type TestUser } from './harness.js';
 import { startRestartableGateway, type RestartableGateway } from './restartable-gateway.js';
@@ -311,6 +312,34 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
     await expectGone(drop);
     await expectPresent(admin, keep);
   }, 120_000);
+
+  (kind === 'postgres' ? it : it.skip)(
+    'two replicas on one database: one of them claims a deletion and runs it',
+    async () => {
+      const { owner, admin, envId } = await start();
+      const teamId = await newTeam(owner, envId);
+      const o = await fill(owner, teamId);
+      expect((await gw.http.delete(`/api/teams/${teamId}`).set(owner.auth)).status).toBe(204);
+      const [deletion] = await deletions(admin);
+      const replica = await createContext(gw.ctx.config, createLogger('silent'));
+      try {
+        const [a, b] = await Promise.all([deletionRunner(gw.ctx).resume(), deletionRunner(replica).resume()]);
+        expect([...a, ...b]).toEqual([deletion!.id]);
+        await Promise.all([deletionRunner(gw.ctx).idle(), deletionRunner(replica).idle()]);
+        expect(await finished(admin, deletion!.id as string)).toMatchObject({ attempts: 1 });
+        // Done: neither claims it again.
+        expect([
+          ...(await deletionRunner(gw.ctx).resume()),
+          ...(await deletionRunner(replica).resume()),
+        ]).toEqual([]);
+      } finally {
+        await stopDeletionRunner(replica);
+        await replica.closeDb();
+      }
+      await expectGone(o);
+    },
+    120_000,
+  );
 
   it('a gateway restart resumes a deletion: one recorded before the stop, and one whose replica died holding it', async () => {
     const { owner, admin, envId } = await start();
