@@ -91,6 +91,31 @@ describe.each(databaseKinds())('a pipeline and its parts on %s', (kind) => {
     expect((await get(`/api/connectors/${p.source}`)).body.status).toBe('live');
   });
 
+  it('a subscription switched off while its pipeline runs stays off (PATCH or pause); its start delivers again', async () => {
+    const p = await pipeline('switch');
+    await post(`/api/pipelines/${p.id}/start`);
+    await stateOf(`/api/pipelines/${p.id}`, 'live');
+    const subId = (await get(`/api/pipelines/${p.id}`)).body.subscription_id as string;
+    expect((await get(`/api/subscriptions/${subId}`)).body.enabled).toBe(true);
+    const patched = await gw.http
+      .patch(`/api/subscriptions/${subId}`)
+      .set(t.owner.auth)
+      .send({ enabled: false });
+    expect([patched.status, patched.body.enabled]).toEqual([200, false]);
+    const failed = await stateOf(`/api/pipelines/${p.id}`, 'error');
+    expect(failed.status_message).toMatch(
+      /^Its subscription \S+ was disabled after the pipeline started: start it, or start the pipeline again$/,
+    );
+    for (let i = 0; i < 10; i++) {
+      await sleep(200);
+      expect((await get(`/api/subscriptions/${subId}`)).body.enabled).toBe(false);
+    }
+    const started = await post(`/api/subscriptions/${subId}/start`);
+    expect(started.status).toBeLessThan(300);
+    await stateOf(`/api/pipelines/${p.id}`, 'live');
+    expect((await get(`/api/subscriptions/${subId}`)).body.enabled).toBe(true);
+  });
+
   it('a pipeline in error can be paused: its workers stop and nothing is retried', async () => {
     const p = await pipeline('failing');
     await post(`/api/pipelines/${p.id}/start`);

@@ -66,7 +66,7 @@ export function planPipeline(input: PipelineInput): Plan {
       message = `${side(stopped)} ${stopped.spec.name} was stopped after the pipeline started: start it, or start the pipeline again`;
     } else if (effectiveSubscriptionState(subscription, [p]).state === 'disabled') {
       state = 'error';
-      message = `Its subscription ${subscription.spec.name} was paused after the pipeline started: start it, or start the pipeline again`;
+      message = `Its subscription ${subscription.spec.name} was disabled after the pipeline started: start it, or start the pipeline again`;
     } else if (failed) {
       state = 'error';
       message = `${side(failed)} ${failed.spec.name}: ${failed.status?.message ?? 'failed'}`;

@@ -302,7 +302,27 @@ export async function updateSubscription(
   const target = await ctx.catalog.get<ConnectorResource>('Connector', before.spec.targetConnectorId);
   if (!target) throw conflict('The target connector of this subscription is gone');
   await ctx.catalog.runSteps(await planSubscriptionUpdate(ctx, before, target, body, ['body']));
+  // `enabled` sent is an explicit switch, as start/pause: it wins over a pipeline started before.
+  if (body.enabled !== undefined) await recordSwitch(ctx, id, body.enabled);
   return getSubscription(ctx, p, id);
+}
+
+/**
+ * Records an explicit switch of a subscription: the time of the call (so that
+ * it wins over its pipeline's earlier start or pause, effective-state.ts) and
+ * the effective state it makes, shown at once.
+ */
+async function recordSwitch(ctx: GatewayContext, id: string, enabled: boolean, spec = false) {
+  await ctx.catalog.patch('Subscription', id, {
+    metadata: {
+      annotations: { [enabled ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
+    },
+    ...(spec ? { spec: { enabled } } : {}),
+  });
+  await ctx.catalog.patchStatus('Subscription', id, {
+    effectiveState: enabled ? 'enabled' : 'disabled',
+    effectiveReason: enabled ? 'Enabled by a start call' : 'Disabled by a pause call',
+  });
 }
 
 /**
@@ -325,17 +345,7 @@ export async function setEnabled(ctx: GatewayContext, p: Principal, id: string, 
       );
     }
   }
-  await ctx.catalog.patch('Subscription', id, {
-    metadata: {
-      annotations: { [enabled ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
-    },
-    spec: { enabled },
-  });
-  // The latest call wins over any pipeline's, so this is the effective state now.
-  await ctx.catalog.patchStatus('Subscription', id, {
-    effectiveState: enabled ? 'enabled' : 'disabled',
-    effectiveReason: enabled ? 'Enabled by a start call' : 'Disabled by a pause call',
-  });
+  await recordSwitch(ctx, id, enabled, true);
   return getSubscription(ctx, p, id);
 }
 
