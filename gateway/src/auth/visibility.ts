@@ -11,7 +11,8 @@ import type { Principal } from './principal.js';
  * background: docs/api.md "Deletions") is nobody's to read.
  */
 export function visibleTo(p: Principal, column: string): Expression<SqlBool> {
-  if (p.user.is_superuser) return sql<SqlBool>`exists (select 1 from teams t where t.id = ${sql.ref(column)})`;
+  if (p.user.is_superuser)
+    return sql<SqlBool>`exists (select 1 from teams t where t.id = ${sql.ref(column)})`;
   const uid = p.user.id;
   return sql<SqlBool>`${sql.ref(column)} in (
     select tm.team_id from team_members tm where tm.user_id = ${uid}
