@@ -57,7 +57,9 @@ export function connectorRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'user',
       summary,
       description:
-        'Answers before the worker converges (spec 3.2): poll the connector until `live` or `error`.',
+        'Answers before the worker converges (spec 3.2): poll the connector until `live` or `error`. ' +
+        'The call is the latest word on the connector: a stop sticks while a pipeline started earlier uses it, ' +
+        'a start wins over a pipeline paused earlier (`desired_state_reason` says why it runs or not).',
       params: IdParams,
       responses: {
         202: { description: 'The new state, upper case', schema: StateString },

@@ -34,7 +34,11 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
       tag,
       auth: 'user',
       summary,
-      description: `Answers before the workers converge; the pipeline then moves on by itself (spec 3.1).`,
+      description:
+        'Answers before the workers converge; the pipeline then moves on by itself (spec 3.1). ' +
+        'Start: from draft, paused or error (a retry); it runs both connectors and its subscription. ' +
+        'Pause: from live, building or error (it stops retrying); it disables its subscription and stops ' +
+        'the connectors it created. Neither writes its parts: a later call on a part wins.',
       params: IdParams,
       responses: {
         202: { description: `The new state: "${example}"`, schema: StateString },
