@@ -83,8 +83,8 @@ async function prepareConfiguration(
   id: string,
   previous: Record<string, unknown> | null,
   loc: Loc,
-) {
   teamId: string,
+) {
   const def = requireConnectorType(type);
   const fields = secretPaths(def.type);
   const secretName = managedSecretName('connector', id);
@@ -145,8 +145,8 @@ export async function planConnector(
     id,
     null,
     configLoc,
-  );
     body.team_id,
+  );
   const spec: ConnectorSpec = {
     name: body.name,
     teamId: body.team_id,
@@ -292,7 +292,6 @@ export async function planConnectorUpdate(
     );
     configuration = prepared.config;
     if (prepared.secret) steps.push(prepared.secret);
-  }
   } else if (teamId !== spec.teamId) {
     // The stored references now serve another team: it must be granted them too.
     const fields = secretPaths(spec.connectorType);
@@ -306,6 +305,7 @@ export async function planConnectorUpdate(
       await teamSecretScope(ctx, [teamId], [secretName]),
     );
     if (issues.length > 0) throw unprocessable(issues);
+  }
   const next: ConnectorSpec = { ...spec, name, teamId, configuration };
   const labels = { ...current.metadata.labels, [TEAM_LABEL]: teamId };
   const connector = { ...current, spec: next };
