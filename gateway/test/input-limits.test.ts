@@ -313,6 +313,35 @@ describe.each(databaseKinds())('input limits and body rules (%s)', (kind) => {
       expect422(await gw.http.patch(`/api/teams/${t.teamId}`).set(o).send({ id: 5 }), ['body', 'id']);
     });
 
+    it('refuses a port above 65535 in broker lists before any client sees it', async () => {
+      // The Kafka client threw from its socket handling for such a port, which ended the process.
+      const o = t.owner.auth;
+      for (const [path, body, loc] of [
+        [
+          '/api/connector-types/kafka-source/check-credentials',
+          { bootstrap_servers: 'h:94272' },
+          ['body', 'bootstrap_servers'],
+        ],
+        [
+          '/api/envs/check-byok-credentials',
+          { bootstrap_servers: '127.0.0.1:65536' },
+          ['body', 'bootstrap_servers'],
+        ],
+        [
+          '/api/envs/',
+          { name: 'port', retention_configuration: { bootstrap_servers: 'a:1,b:99999' } },
+          ['body', 'retention_configuration', 'bootstrap_servers'],
+        ],
+      ] as const) {
+        expect422(await gw.http.post(path).set(o).send(body), [...loc]);
+      }
+      const fine = await gw.http
+        .post('/api/envs/check-byok-credentials')
+        .set(o)
+        .send({ bootstrap_servers: '127.0.0.1:65535' });
+      expect(fine.status).toBe(200);
+    });
+
     it('accepts bootstrap_server as another name of bootstrap_servers in retention_configuration', async () => {
       const res = await gw.http
         .post('/api/envs/')

@@ -25,9 +25,16 @@ export const passwordField = (what: string) => secretField(`Password of the user
 /** A PEM certificate (public, not a secret). */
 export const pemField = (description: string) => Type.String({ minLength: 1, maxLength: 65536, description });
 
+/**
+ * A TCP port, 0–65535, as text. Checked here because a client library handed
+ * a larger number throws from inside its socket handling, out of reach of
+ * the caller's error handling.
+ */
+export const PORT_PATTERN =
+  '([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
+
 /** Comma-separated `host:port` list, the same rule as the environment's broker (spec 2.4). */
-export const BOOTSTRAP_SERVERS_PATTERN =
-  '^[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}(,[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5})*$';
+export const BOOTSTRAP_SERVERS_PATTERN = `^[A-Za-z0-9._\\-\\[\\]:]+:${PORT_PATTERN}(,[A-Za-z0-9._\\-\\[\\]:]+:${PORT_PATTERN})*$`;
 /** Kafka's own rule for topic names. */
 export const TOPIC_PATTERN = '^[A-Za-z0-9._-]{1,249}$';
 /** `qualifier.name`: one dot between two non-empty parts without blanks. */

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SASL_MECHANISMS, SECURITY_PROTOCOLS } from '../schemas/identity.js';
 import {
+  PORT_PATTERN,
   BOOTSTRAP_SERVERS_PATTERN,
   configSchema,
   hostField,
@@ -259,7 +260,7 @@ export const MongoSourceConfig = configSchema(
     hosts: Type.String({
       minLength: 1,
       maxLength: 2048,
-      pattern: '^[A-Za-z0-9._\\-\\[\\]:]+(:[0-9]{1,5})?(,[A-Za-z0-9._\\-\\[\\]:]+(:[0-9]{1,5})?)*$',
+      pattern: `^[A-Za-z0-9._\\-\\[\\]:]+(:${PORT_PATTERN})?(,[A-Za-z0-9._\\-\\[\\]:]+(:${PORT_PATTERN})?)*$`,
       description:
         'Comma-separated host[:port] list of replica set members (port 27017 when absent), or the SRV host',
     }),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SASL_MECHANISMS, SECURITY_PROTOCOLS } from '../schemas/identity.js';
 import {
+  PORT_PATTERN,
   BOOTSTRAP_SERVERS_PATTERN,
   configSchema,
   hostField,
@@ -61,7 +62,7 @@ export const OracleTargetConfig = configSchema(
     password: passwordField('Oracle database'),
     host: hostField('Oracle listener'),
     port: Type.String({
-      pattern: '^[0-9]{1,5}$',
+      pattern: `^${PORT_PATTERN}$`,
       description: 'TCP port of the listener, as a string (e.g. "1521")',
     }),
     server_name: Type.String({ minLength: 1, maxLength: 255, description: 'Server name' }),

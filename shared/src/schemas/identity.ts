@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BOOTSTRAP_SERVERS_PATTERN } from '../connectors/fields.js';
 import { Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 // Spec 2.2–2.5 and 4.1–4.3: users, environments, teams and their memberships.
@@ -97,7 +98,7 @@ export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'GSSA
 const BootstrapServers = Type.String({
   minLength: 1,
   maxLength: 2048,
-  pattern: '^[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5}(,[A-Za-z0-9._\\-\\[\\]:]+:[0-9]{1,5})*$',
+  pattern: BOOTSTRAP_SERVERS_PATTERN,
   description: 'Comma-separated host:port list of the Kafka brokers',
 });
 
