@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { configs, createConnector } from './catalog-fixtures.js';
+import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
+
+// Schemathesis (property-based fuzzing from the OpenAPI document, every
+// check) over the served /api/openapi.json of a gateway seeded with one
+// object of each kind, so that operations on a real id are exercised and not
+// only their 404. Any finding fails the suite. The CLI comes from PyPI, pinned
+// and cached by scripts/schemathesis/ensure.sh.
+//
+// Known findings: gateway/test/schemathesis-baseline.json lists, one entry
+// per operation, check and signature, the findings this version still has
+// (all of them "schema-valid request rejected": rules the document does not
+// state yet, such as references to objects that do not exist answered 422,
+// or the spec's named 400s of registration and password reset, and the
+// 422 of an Idempotency-Key that the fuzzer reuses with another body, as the
+// IETF draft answers it, on the five routes that take one). They are
+// reported but do not fail the run; any other finding does, and an entry
+// that no longer reproduces is to be removed (`--baseline-prune`), so the
+// list only shrinks. Set SLUICE_SCHEMATHESIS_NO_BASELINE=1 to see them fail.
+//
+// One database is enough here (the server's when the suite has one): what
+// Schemathesis finds is in the HTTP layer, which both databases share; the
+// behaviour of each fix on both databases is tested in its own suite.
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * The pre-flight operations of connector types that have no engine in this
+ * version: they answer 501, which the server-error check counts as a failure.
+ * Only these, and only that check, are left out; the list must equal the
+ * routes that answer 501 (asserted below), so it shrinks as engines arrive.
+ */
+const NOT_IMPLEMENTED = [
+  'post_connector_types_bigquery_target_check_credentials',
+  'post_connector_types_elasticsearch_target_check_credentials',
+  'post_connector_types_ibmi_source_check_credentials',
+  'post_connector_types_ibmi_source_fetch_schema',
+  'post_connector_types_ibmi_source_list_tables',
+  'post_connector_types_mongo_source_check_credentials',
+  'post_connector_types_mongo_source_fetch_schema',
+  'post_connector_types_mongo_source_list_collections',
+  'post_connector_types_mssql_log_source_check_credentials',
+  'post_connector_types_mssql_log_source_fetch_schema',
+  'post_connector_types_mssql_log_source_list_tables',
+  'post_connector_types_mssql_source_check_credentials',
+  'post_connector_types_mssql_source_fetch_schema',
+  'post_connector_types_mssql_source_list_tables',
+  'post_connector_types_mssql_target_check_credentials',
+  'post_connector_types_oracle_source_check_credentials',
+  'post_connector_types_oracle_source_fetch_schema',
+  'post_connector_types_oracle_source_list_tables',
+  'post_connector_types_snowflake_target_check_credentials',
+  'post_connector_types_snowflake_target_warehouses',
+];
+
+/** Per operation, at most this many generated cases (the coverage phase adds its boundary cases). */
+const MAX_EXAMPLES = 5;
+
+const BASELINE = join(ROOT, 'gateway/test/schemathesis-baseline.json');
+
+const kind = databaseKinds().includes('postgres') ? 'postgres' : 'pglite';
+
+async function ensureSchemathesis(): Promise<string> {
+  const { stdout } = await promisify(execFile)(join(ROOT, 'scripts/schemathesis/ensure.sh'), {
+    maxBuffer: 1 << 20,
+  });
+  return stdout.trim();
+}
+
+interface Seeded {
+  /** Ids by the dictionary name the configuration binds to path parameters. */
+  ids: Record<string, string[]>;
+  /** Users whose tokens the operations that end or change the caller's own session use, one each. */
+  sacrificial: Record<'logout' | 'me' | 'password', TestUser>;
+}
+
+async function seed(gw: TestGateway, admin: TestUser): Promise<Seeded> {
+  const expectStatus = (res: { status: number; body: unknown }, status: number, what: string) => {
+    if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Record<string, unknown>;
+  };
+  const post = async (path: string, body: unknown, status = 201) =>
+    expectStatus(
+      await gw.http
+        .post(`/api${path}`)
+        .set(admin.auth)
+        .send(body as object),
+      status,
+      `POST ${path}`,
+    );
+  const env = await post('/envs/', { name: 'fuzz-env' });
+  const team = await post('/teams/', { name: 'fuzz-team' });
+  const member = await gw.user();
+  expectStatus(
+    await gw.http
+      .post(`/api/teams/${String(team.id)}/members/bulk`)
+      .set(admin.auth)
+      .send({ members: [member.id] }),
+    204,
+    'add member',
+  );
+  const source = await createConnector(gw, admin, String(team.id), 'fuzz-source', 'KAFKA_SOURCE', {
+    ...configs.kafkaSource('fuzz-orders'),
+  });
+  const target = await createConnector(gw, admin, String(team.id), 'fuzz-target', 'POSTGRES_TARGET', {
+    ...configs.pgTarget(),
+  });
+  const subscription = await post('/subscriptions/', {
+    datamodel_id: source.datamodel_ids[0],
+    target_connector_id: target.id,
+  });
+  const pipeline = await post('/pipelines/', {
+    name: 'fuzz-pipeline',
+    team_id: team.id,
+    existing_source_id: source.id,
+    existing_target_id: target.id,
+  });
+  const schema = await post('/schemas/fuzz-subject', { schema: '"string"' });
+  const secret = await post('/k8s-secrets', { name: 'fuzz-secret', data: { password: 'fuzz-value' } });
+  const key = await post('/api-keys', { name: 'fuzz-key', env_ids: [env.id] });
+  const sat = await post('/users/me/service-account-token', { name: 'fuzz-token' });
+  const sacrificial = { logout: await gw.user(), me: await gw.user(), password: await gw.user() };
+  void schema;
+  return {
+    sacrificial,
+    ids: {
+      env: [String(env.id)],
+      team: [String(team.id)],
+      member: [String(member.id), (await gw.user()).id],
+      connector: [source.id, target.id],
+      datamodel: source.datamodel_ids,
+      subscription: [String(subscription.id)],
+      pipeline: [String(pipeline.id)],
+      secret: [String(secret.name)],
+      apiKey: [String(key.id)],
+      serviceToken: [String(sat.id)],
+      subject: ['fuzz-subject'],
+    },
+  };
+}
+
+const toml = (v: unknown) => JSON.stringify(v);
+
+/** The operationId the OpenAPI document gives a route (http/openapi.ts). */
+const operationId = (r: { method: string; path: string }) =>
+  `${r.method}_${r.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`;
+
+/** schemathesis.toml: dictionaries of real ids bound to the path parameters of each resource. */
+function configuration(s: Seeded): string {
+  // Every check, set here rather than on the command line, where it would
+  // override the one exception of the pre-flight operations below.
+  const lines: string[] = ['[checks]', 'enabled = true', ''];
+  for (const [name, values] of Object.entries(s.ids)) {
+    lines.push(`[dictionaries.${name}]`, `values = ${toml(values)}`, '');
+  }
+  const bind = (pathRegex: string, param: string, dictionary: string) =>
+    lines.push(
+      '[[operations]]',
+      `include-path-regex = ${toml(pathRegex)}`,
+      `parameters = { ${toml(`path.${param}`)} = { dictionary = ${toml(dictionary)}, probability = 0.8 } }`,
+      '',
+    );
+  bind('^(/api)?/envs/\\{id\\}', 'id', 'env');
+  bind('^(/api)?/teams/\\{id\\}', 'id', 'team');
+  bind('^(/api)?/teams/\\{id\\}/members/\\{user_id\\}', 'user_id', 'member');
+  bind('^(/api)?/users/\\{id\\}', 'id', 'member');
+  bind('^(/api)?/connectors/\\{id\\}', 'id', 'connector');
+  bind('^(/api)?/datamodels/\\{id\\}', 'id', 'datamodel');
+  bind('^(/api)?/subscriptions/\\{id\\}', 'id', 'subscription');
+  bind('^(/api)?/pipelines/\\{id\\}', 'id', 'pipeline');
+  bind('^(/api)?/k8s-secrets/\\{name\\}', 'name', 'secret');
+  bind('^(/api)?/api-keys/\\{id\\}', 'id', 'apiKey');
+  bind('^(/api)?/users/me/service-account-tokens/\\{id\\}', 'id', 'serviceToken');
+  bind('^(/api)?/schemas/\\{subject\\}', 'subject', 'subject');
+  // Operations that end or change the caller's own session or account run as
+  // a user of their own, so that the rest of the run keeps its token.
+  for (const [path, user] of [
+    ['auth/jwt/logout', s.sacrificial.logout],
+    ['users/me', s.sacrificial.me],
+    ['users/me/change-password', s.sacrificial.password],
+  ] as const) {
+    lines.push(
+      '[[operations]]',
+      `include-path-regex = ${toml(`^(/api)?/${path}$`)}`,
+      `headers = { Authorization = ${toml(`Bearer ${user.token}`)} }`,
+      '',
+    );
+  }
+  lines.push(
+    '[[operations]]',
+    `include-operation-id = ${toml(NOT_IMPLEMENTED)}`,
+    'checks = { not_a_server_error = { enabled = false } }',
+    '',
+  );
+  return lines.join('\n');
+}
+
+function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' } });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('close', (code) => done({ code: code ?? -1, output }));
+  });
+}
+
+describe(`Schemathesis, every check, over the served OpenAPI document (${kind})`, () => {
+  let gw: TestGateway;
+  let server: Server;
+  let st: string;
+  let dir: string;
+  let seeded: Seeded;
+  let admin: TestUser;
+
+  beforeAll(async () => {
+    st = await ensureSchemathesis();
+    gw = await startTestGateway(kind);
+    server = createServer(gw.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    admin = await gw.superuser();
+    seeded = await seed(gw, admin);
+    dir = mkdtempSync(join(tmpdir(), 'sluice-schemathesis-'));
+  }, 300_000);
+
+  afterAll(async () => {
+    await new Promise<void>((r) => server?.close(() => r()));
+    await gw?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists exactly the operations that answer 501 as its exceptions', async () => {
+    const answering501: string[] = [];
+    for (const r of gw.routes.filter((x) => x.responses[501])) {
+      const res = await gw.http[r.method](`/api${r.path}`).set(admin.auth).send({});
+      if (res.status === 501) answering501.push(operationId(r));
+    }
+    expect([...NOT_IMPLEMENTED].sort()).toEqual(answering501.sort());
+  });
+
+  it('reports nothing', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const config = join(dir, 'schemathesis.toml');
+    writeFileSync(config, configuration(seeded));
+    const started = Date.now();
+    const { code, output } = await run(
+      st,
+      [
+        '--config-file',
+        config,
+        'run',
+        `http://127.0.0.1:${port}/api/openapi.json`,
+        '--max-examples',
+        String(MAX_EXAMPLES),
+        // One worker: the run is reproducible for a seed, and Hypothesis's
+        // source inspection is not thread-safe (spurious runtime errors).
+        '--workers',
+        '1',
+        ...(process.env.SLUICE_SCHEMATHESIS_NO_BASELINE ? [] : ['--baseline', BASELINE]),
+        '--seed',
+        process.env.SLUICE_SCHEMATHESIS_SEED ?? '1',
+        '--no-shrink',
+        '--request-timeout',
+        '30',
+        '-H',
+        `Authorization: Bearer ${admin.token}`,
+      ],
+      dir,
+    );
+    const seconds = Math.round((Date.now() - started) / 1000);
+    // The whole report, for a finding that the tail below does not show.
+    if (process.env.SLUICE_SCHEMATHESIS_LOG) writeFileSync(process.env.SLUICE_SCHEMATHESIS_LOG, output);
+    if (code !== 0)
+      throw new Error(`Schemathesis exited ${code} after ${seconds} s:\n${output.slice(-20000)}`);
+    console.log(`Schemathesis: clean in ${seconds} s\n${output.slice(-1500)}`);
+  }, 900_000);
+});
