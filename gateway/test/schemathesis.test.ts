@@ -216,6 +216,8 @@ function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; 
 describe(`Schemathesis, every check, over the served OpenAPI document (${kind})`, () => {
   let gw: TestGateway;
   let server: Server;
+  /** Status of every request whose path named a seeded id, by that id. */
+  const onSeeded = new Map<string, number[]>();
   let st: string;
   let dir: string;
   let seeded: Seeded;
@@ -224,7 +226,14 @@ describe(`Schemathesis, every check, over the served OpenAPI document (${kind})`
   beforeAll(async () => {
     st = await ensureSchemathesis();
     gw = await startTestGateway(kind);
-    server = createServer(gw.app);
+    server = createServer((req, res) => {
+      res.on('finish', () => {
+        for (const ids of Object.values(seeded?.ids ?? {}))
+          for (const id of ids)
+            if (req.url?.includes(`/${id}`)) onSeeded.set(id, [...(onSeeded.get(id) ?? []), res.statusCode]);
+      });
+      gw.app(req, res);
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     admin = await gw.superuser();
     seeded = await seed(gw, admin);
@@ -281,5 +290,13 @@ describe(`Schemathesis, every check, over the served OpenAPI document (${kind})`
     if (code !== 0)
       throw new Error(`Schemathesis exited ${code} after ${seconds} s:\n${output.slice(-20000)}`);
     console.log(`Schemathesis: clean in ${seconds} s\n${output.slice(-1500)}`);
+    // The seeded ids reached the operations on them, and some were answered as found.
+    const answered = [...onSeeded.values()].flat();
+    console.log(
+      `Seeded ids: ${onSeeded.size} reached, ${answered.length} requests, ` +
+        `${answered.filter((status) => status < 300).length} answered 2xx`,
+    );
+    expect(onSeeded.size).toBeGreaterThan(5);
+    expect(answered.filter((status) => status < 300).length).toBeGreaterThan(20);
   }, 900_000);
 });
