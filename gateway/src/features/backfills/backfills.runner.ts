@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import {
   fetchRange,
   keyValuesOf,
@@ -19,7 +17,7 @@ import {
 } from '@sluice/operator';
 import { oneLine } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
-import { Ticker } from '../../ticker.js';
+import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
 import {
   describeSourceFailure,
@@ -38,13 +36,11 @@ import * as repo from './backfills.repository.js';
  * run whose gateway stopped keeps its progress; once its lease lapsed, the
  * resume tick of any replica takes it over where it stood.
  */
-export interface BackfillRunnerOptions {
+export interface BackfillRunnerOptions extends LeaseOptions {
   /** Rows per re-snapshot page, and the target loop's batch size. */
   batchSize: number;
   /** Bytes fetched per stream batch at most. */
   fetchBytes: number;
-  /** How long a claim holds without a heartbeat. */
-  leaseMs: number;
   /** Sink attempts per batch before the run fails. */
   writeAttempts: number;
 }
@@ -60,40 +56,21 @@ export function runnerOptions(env: NodeJS.ProcessEnv = process.env): BackfillRun
 
 type Outcome = 'done' | 'cancelled' | 'lost';
 
-export class BackfillRunner {
-  readonly runner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly abort = new AbortController();
-  private ticker: Ticker | undefined;
-
-  constructor(
-    private readonly ctx: GatewayContext,
-    readonly options: BackfillRunnerOptions = runnerOptions(),
-  ) {}
-
-  /** Claims the run and runs it in the background; false when another runner holds it. */
-  async launch(runId: string): Promise<boolean> {
-    if (this.abort.signal.aborted || this.inFlight.has(runId)) return false;
-    if (!(await repo.claimRun(this.ctx.db, runId, this.runner, this.options.leaseMs))) return false;
-    const p = this.execute(runId)
-      .catch((err: unknown) =>
-        this.ctx.log.error({ reason: oneLine(err), backfill: runId }, 'A backfill run stopped on an error'),
-      )
-      .finally(() => this.inFlight.delete(runId));
-    this.inFlight.set(runId, p);
-    return true;
+export class BackfillRunner extends LeasedRunner<string, BackfillRunnerOptions> {
+  constructor(ctx: GatewayContext, options: BackfillRunnerOptions = runnerOptions()) {
+    super(ctx, options);
   }
 
-  /** Takes over the active runs nobody holds (never claimed, or their gateway stopped). */
-  async resume(): Promise<string[]> {
-    const launched: string[] = [];
-    for (const id of await repo.unclaimedRuns(this.ctx.db, 10)) if (await this.launch(id)) launched.push(id);
-    return launched;
+  protected async claim(runId: string): Promise<string | null> {
+    return (await repo.claimRun(this.ctx.db, runId, this.runner, this.options.leaseMs)) ? runId : null;
   }
 
-  /** Resolves when every run started here has ended (or stopped). */
-  async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  protected unclaimed(limit: number): Promise<string[]> {
+    return repo.unclaimedRuns(this.ctx.db, limit);
+  }
+
+  protected renewLease(runId: string): Promise<unknown> {
+    return repo.renewLease(this.ctx.db, runId, this.runner, this.options.leaseMs);
   }
 
   /**
@@ -107,26 +84,22 @@ export class BackfillRunner {
       );
       if (!this.abort.signal.aborted) await alsoEachTick?.();
     };
-    this.ticker = new Ticker(tick, (err) =>
+    return this.tickEvery(intervalMs, tick, (err) =>
       this.ctx.log.warn({ reason: oneLine(err) }, 'Automatic re-snapshots could not be decided'),
-    ).start(intervalMs);
-    return this;
+    );
   }
 
-  /** Stops between two batches; the runs keep their progress and are released for another replica. */
-  async stop(): Promise<void> {
-    this.abort.abort();
-    await this.ticker?.stop();
-    await this.idle();
+  /** Stops between two batches (on `stop`): the run keeps its progress and is released for another replica. */
+  protected run(runId: string): Promise<void> {
+    return this.execute(runId).catch((err: unknown) =>
+      this.ctx.log.error({ reason: oneLine(err), backfill: runId }, 'A backfill run stopped on an error'),
+    );
   }
 
   private async execute(runId: string): Promise<void> {
     const { db } = this.ctx;
     const signal = this.abort.signal;
-    const heartbeat = setInterval(
-      () => void repo.renewLease(db, runId, this.runner, this.options.leaseMs).catch(() => undefined),
-      Math.max(1000, this.options.leaseMs / 3),
-    ).unref();
+    const stopHeartbeat = this.heartbeat(runId);
     try {
       const run = await repo.findRun(db, runId);
       if (!run) return;
@@ -169,7 +142,7 @@ export class BackfillRunner {
       await repo.finishRun(db, runId, 'succeeded', null);
       this.ctx.log.info({ backfill: runId }, 'Backfill succeeded');
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
     }
   }
 
@@ -303,21 +276,14 @@ export class BackfillRunner {
   }
 }
 
-/** One runner per service database handle (the app's and the server's context share it). */
-const runners = new WeakMap<object, BackfillRunner>();
+const runners = runnerPerDatabase((ctx) => new BackfillRunner(ctx));
 
+/** The backfill runner of this context's service database (made on first use). */
 export function backfillRunner(ctx: GatewayContext): BackfillRunner {
-  let r = runners.get(ctx.db);
-  if (!r) {
-    r = new BackfillRunner(ctx);
-    runners.set(ctx.db, r);
-  }
-  return r;
+  return runners.of(ctx);
 }
 
 /** Stops the runner of this context, if one was made (gateway shutdown). */
-export async function stopBackfillRunner(ctx: GatewayContext): Promise<void> {
-  const r = runners.get(ctx.db);
-  runners.delete(ctx.db);
-  await r?.stop();
+export function stopBackfillRunner(ctx: GatewayContext): Promise<void> {
+  return runners.stop(ctx);
 }

@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { positiveSetting } from '@sluice/operator';
 import {
   abortableSleep,
@@ -12,7 +10,7 @@ import {
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import type { DeletionRow } from '../../db/schema.js';
-import { Ticker } from '../../ticker.js';
+import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';
 import { deleteObject, stopConnector } from './deletions.cascade.js';
 import * as repo from './deletions.repository.js';
 
@@ -25,9 +23,7 @@ import * as repo from './deletions.repository.js';
  * replica where it stood. Every step lists what is left from the mirror,
  * so repeating one is harmless.
  */
-export interface DeletionRunnerOptions {
-  /** How long a claim holds without a heartbeat. */
-  leaseMs: number;
+export interface DeletionRunnerOptions extends LeaseOptions {
   /** How long the last step waits in one pass for the cluster to let the objects go. */
   finalizeWaitMs: number;
 }
@@ -41,93 +37,70 @@ export function deletionRunnerOptions(env: NodeJS.ProcessEnv = process.env): Del
 
 type Outcome = 'done' | 'lost' | 'waiting';
 
-export class DeletionRunner {
-  readonly runner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly abort = new AbortController();
-  private ticker: Ticker | undefined;
+/** Where a pass stands: the step it is on and the objects deleted so far. */
+interface PassPosition {
+  step: DeletionStep | null;
+  progress: DeletionProgress;
+}
 
-  constructor(
-    private readonly ctx: GatewayContext,
-    readonly options: DeletionRunnerOptions = deletionRunnerOptions(),
-  ) {}
+/** Records where the pass stands (with the lease); false once the runner lost the deletion. */
+type RecordStep = (step: DeletionStep | null, message?: string | null) => Promise<boolean>;
 
-  /** Whether this replica works on deletions (its periodic jobs run): a new deletion starts here at once. */
-  get started(): boolean {
-    return this.ticker !== undefined && !this.abort.signal.aborted;
+export class DeletionRunner extends LeasedRunner<DeletionRow, DeletionRunnerOptions> {
+  constructor(ctx: GatewayContext, options: DeletionRunnerOptions = deletionRunnerOptions()) {
+    super(ctx, options);
   }
 
-  /** Claims the deletion and runs it in the background; false when another runner holds it or it is done. */
-  async launch(id: string): Promise<boolean> {
-    if (this.abort.signal.aborted || this.inFlight.has(id)) return false;
-    const row = await repo.claimDeletion(this.ctx.db, id, this.runner, this.options.leaseMs);
-    if (!row) return false;
-    const p = this.execute(row)
-      .catch(async (err: unknown) => {
-        // The next tick (of any replica) retries; the reason is what a superuser reads.
-        const reason = oneLine(err);
-        this.ctx.log.warn({ deletion: id, reason }, 'A deletion pass stopped on an error; it is retried');
-        const at = this.passes.get(id);
-        await repo.recordStep(this.ctx.db, id, this.runner, this.options.leaseMs, {
-          step: at?.step ?? row.step,
-          progress: at?.progress ?? (row.progress as DeletionProgress),
-          message: reason,
-        });
-        await repo.releaseDeletion(this.ctx.db, id, this.runner);
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        this.inFlight.delete(id);
-        this.passes.delete(id);
-      });
-    this.inFlight.set(id, p);
-    return true;
+  protected claim(id: string): Promise<DeletionRow | null | undefined> {
+    return repo.claimDeletion(this.ctx.db, id, this.runner, this.options.leaseMs);
   }
 
-  /** Takes over the unfinished deletions nobody holds (new, released, or their gateway stopped). */
-  async resume(): Promise<string[]> {
-    const launched: string[] = [];
-    for (const id of await repo.unclaimedDeletions(this.ctx.db, 10))
-      if (await this.launch(id)) launched.push(id);
-    return launched;
+  protected unclaimed(limit: number): Promise<string[]> {
+    return repo.unclaimedDeletions(this.ctx.db, limit);
   }
 
-  /** Resolves when every pass started here has ended. */
-  async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  protected renewLease(id: string): Promise<unknown> {
+    return repo.renewLease(this.ctx.db, id, this.runner, this.options.leaseMs);
   }
 
   start(intervalMs: number): this {
-    this.ticker = new Ticker(
+    return this.tickEvery(
+      intervalMs,
       () => this.resume(),
       (err) => this.ctx.log.warn({ reason: oneLine(err) }, 'The deletion runner could not resume deletions'),
-    ).start(intervalMs);
-    return this;
+    );
   }
 
-  /** Stops between two objects; unfinished deletions are released for the next replica or start. */
-  async stop(): Promise<void> {
-    this.abort.abort();
-    await this.ticker?.stop();
-    await this.idle();
+  /** One pass; on an error, records it where the pass stood and releases the deletion. */
+  protected async run(row: DeletionRow, id: string): Promise<void> {
+    const at: PassPosition = {
+      step: row.step as DeletionStep | null,
+      progress: { ...repo.emptyProgress(), ...(row.progress as DeletionProgress) },
+    };
+    try {
+      await this.execute(row, at);
+    } catch (err) {
+      // The next tick (of any replica) retries; the reason is what a superuser reads.
+      const reason = oneLine(err);
+      this.ctx.log.warn({ deletion: id, reason }, 'A deletion pass stopped on an error; it is retried');
+      await repo.recordStep(this.ctx.db, id, this.runner, this.options.leaseMs, {
+        step: at.step,
+        progress: at.progress,
+        message: reason,
+      });
+      await repo.releaseDeletion(this.ctx.db, id, this.runner);
+    }
   }
 
-  /** Where each pass in flight stands, for the error path. */
-  private readonly passes = new Map<string, { step: DeletionStep | null; progress: DeletionProgress }>();
-
-  private async execute(row: DeletionRow): Promise<void> {
+  /** Stops between two objects; `at` follows where the pass stands, for the error path. */
+  private async execute(row: DeletionRow, at: PassPosition): Promise<void> {
     const { db } = this.ctx;
     const signal = this.abort.signal;
     const { leaseMs } = this.options;
     const teams = row.team_ids;
-    const progress: DeletionProgress = { ...repo.emptyProgress(), ...(row.progress as DeletionProgress) };
-    const at = { step: row.step as DeletionStep | null, progress };
-    this.passes.set(row.id, at);
-    const heartbeat = setInterval(
-      () => void repo.renewLease(db, row.id, this.runner, leaseMs).catch(() => undefined),
-      Math.max(1000, leaseMs / 3),
-    ).unref();
-    const record = (step: DeletionStep | null, message: string | null = null) => {
+    const { progress } = at;
+    const stopHeartbeat = this.heartbeat(row.id);
+    const record: RecordStep = (step, message = null) => {
       at.step = step;
       return repo.recordStep(db, row.id, this.runner, leaseMs, { step, progress, message });
     };
@@ -147,7 +120,7 @@ export class DeletionRunner {
       await repo.finishDeletion(db, row.id, this.runner, progress);
       this.ctx.log.info({ deletion: row.id, kind: row.kind, target: row.target_id }, 'Deletion done');
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
     }
   }
 
@@ -160,7 +133,7 @@ export class DeletionRunner {
     teams: string[],
     progress: DeletionProgress,
     signal: AbortSignal,
-    record: (step: DeletionStep | null, message?: string | null) => Promise<boolean>,
+    record: RecordStep,
   ): Promise<Outcome> {
     const { db } = this.ctx;
     if (step === 'stop_workers') {
@@ -189,22 +162,16 @@ export class DeletionRunner {
    * every object of the teams go: a connector goes once the operator's
    * finalizer has stopped its worker and its slot's release is recorded.
    */
-  private async finalize(
-    teams: string[],
-    signal: AbortSignal,
-    record: (step: DeletionStep | null, message?: string | null) => Promise<boolean>,
-  ): Promise<Outcome> {
-    const deadline = Date.now() + this.options.finalizeWaitMs;
-    for (;;) {
+  private finalize(teams: string[], signal: AbortSignal, record: RecordStep): Promise<Outcome> {
+    return this.waitFor('finalizing', 500, signal, record, async () => {
       // An object that appeared meanwhile (a kubectl apply): the next pass runs the steps again.
       if (await this.anyPending(teams)) return 'waiting';
       const left = await this.remaining(teams);
       if (left.length === 0) return 'done';
-      const message = `Waiting for the cluster to let go of ${left.join(', ')} (a connector goes once its worker has stopped)`;
-      if (!(await record('finalizing', message))) return 'lost';
-      if (Date.now() >= deadline || signal.aborted) return 'waiting';
-      await abortableSleep(500, signal);
-    }
+      return {
+        message: `Waiting for the cluster to let go of ${left.join(', ')} (a connector goes once its worker has stopped)`,
+      };
+    });
   }
 
   /**
@@ -213,19 +180,35 @@ export class DeletionRunner {
    * restart it with a new configuration, and a PostgreSQL source's slot can
    * only be dropped once its worker has let go of it.
    */
-  private async awaitStopped(
-    teams: string[],
+  private awaitStopped(teams: string[], signal: AbortSignal, record: RecordStep): Promise<Outcome> {
+    return this.waitFor('stop_workers', 250, signal, record, async () => {
+      const running = await repo.connectorsStillRunning(this.ctx.db, teams);
+      if (running === 0) return 'done';
+      return {
+        message: `Waiting for the workers of ${running} connector${running === 1 ? '' : 's'} to stop`,
+      };
+    });
+  }
+
+  /**
+   * Asks `check` every `pollMs` until it gives an outcome, recording the
+   * message it gives meanwhile on `step`; 'waiting' once `finalizeWaitMs`
+   * has passed or the runner stops (a later pass waits again).
+   */
+  private async waitFor(
+    step: DeletionStep,
+    pollMs: number,
     signal: AbortSignal,
-    record: (step: DeletionStep | null, message?: string | null) => Promise<boolean>,
+    record: RecordStep,
+    check: () => Promise<Outcome | { message: string }>,
   ): Promise<Outcome> {
     const deadline = Date.now() + this.options.finalizeWaitMs;
     for (;;) {
-      const running = await repo.connectorsStillRunning(this.ctx.db, teams);
-      if (running === 0) return 'done';
-      const message = `Waiting for the workers of ${running} connector${running === 1 ? '' : 's'} to stop`;
-      if (!(await record('stop_workers', message))) return 'lost';
+      const seen = await check();
+      if (typeof seen === 'string') return seen;
+      if (!(await record(step, seen.message))) return 'lost';
       if (Date.now() >= deadline || signal.aborted) return 'waiting';
-      await abortableSleep(250, signal);
+      await abortableSleep(pollMs, signal);
     }
   }
 
@@ -247,21 +230,14 @@ export class DeletionRunner {
   }
 }
 
-/** One runner per service database handle (the app's and the server's context share it). */
-const runners = new WeakMap<object, DeletionRunner>();
+const runners = runnerPerDatabase((ctx) => new DeletionRunner(ctx));
 
+/** The deletion runner of this context's service database (made on first use). */
 export function deletionRunner(ctx: GatewayContext): DeletionRunner {
-  let r = runners.get(ctx.db);
-  if (!r) {
-    r = new DeletionRunner(ctx);
-    runners.set(ctx.db, r);
-  }
-  return r;
+  return runners.of(ctx);
 }
 
 /** Stops the runner of this context, if one was made (gateway shutdown). */
-export async function stopDeletionRunner(ctx: GatewayContext): Promise<void> {
-  const r = runners.get(ctx.db);
-  runners.delete(ctx.db);
-  await r?.stop();
+export function stopDeletionRunner(ctx: GatewayContext): Promise<void> {
+  return runners.stop(ctx);
 }
