@@ -29,9 +29,15 @@ export default {
   // migrations) or a server takes seconds alone but far longer on two cores
   // shared with other work (load 7–10), where 30 s failed whole files.
   testTimeout: 120000,
-  // On two cores jest runs the files in band, in its own process; a failed
-  // test that skipped its cleanup (a watch still reconnecting, a server still
-  // listening) then kept that process alive after the summary until CI's
+  // Files run in a worker process (one on two cores) that jest replaces after
+  // any file that leaves it holding more than this: run in band, in jest's own
+  // process, what every file leaves behind (PGlite instances, broker clients,
+  // V8's code caches of ~130 files) added up until the heap ran out
+  // (`Ineffective mark-compacts near heap limit`) three quarters through the
+  // suite. Setting a limit is also what makes jest use a worker at all.
+  workerIdleMemoryLimit: '1536MB',
+  // A failed test that skipped its cleanup (a watch still reconnecting, a
+  // server still listening) once kept jest alive after the summary until CI's
   // 90-minute limit. The summary and the exit code are final once printed.
   forceExit: true,
 };
