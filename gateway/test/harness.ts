@@ -66,7 +66,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A database of its own on the PostgreSQL server of SLUICE_TEST_DATABASE_URL, and how to drop it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = process.env.SLUICE_TEST_DATABASE_URL as string;
   const name = `sluice_test_${randomUUID().replace(/-/g, '')}`;
   const client = new pg.Client({ connectionString: admin });
@@ -86,7 +87,74 @@ async function createPostgresDatabase(): Promise<{ url: string; drop: () => Prom
   };
 }
 
+/**
+ * The settings every test gateway starts from: its data directory, cheap
+ * password hashing, responses validated against the OpenAPI document, and
+ * the background work off unless a test turns it on.
+ */
+export function testGatewayEnv(dataDir: string, databaseUrl?: string) {
+  return {
+    SLUICE_DATA_DIR: dataDir,
+    SLUICE_BCRYPT_COST: '4',
+    SLUICE_VALIDATE_RESPONSES: 'true',
+    // Tests of the operator turn it on; the others test the API alone.
+    SLUICE_EMBEDDED_OPERATOR: 'false',
+    // Tests of warehouse tasks drive their schedulers' ticks themselves.
+    SLUICE_SCHEDULER: 'false',
+    LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+}
+
 let counter = 0;
+
+/**
+ * Users made through a gateway's API: registered (or inserted as
+ * superusers) with fresh e-mail addresses starting with `prefix.user` and
+ * `prefix.admin`, then logged in. `gw` is read at each call, so a restarted
+ * gateway's new `http` and `ctx` are the ones used.
+ */
+export function testUsers(
+  gw: { readonly http: ReturnType<typeof request>; readonly ctx: GatewayContext },
+  prefix: { user: string; admin: string } = { user: 'user', admin: 'admin' },
+): Pick<TestGateway, 'user' | 'superuser' | 'login'> {
+  const login = async (email: string, password: string) => {
+    const res = await gw.http.post('/api/auth/jwt/login').type('form').send({ username: email, password });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.access_token as string;
+  };
+  const withToken = (id: string, email: string, password: string, token: string): TestUser => ({
+    id,
+    email,
+    password,
+    token,
+    auth: { Authorization: `Bearer ${token}` },
+  });
+  return {
+    login,
+    async user(opts = {}) {
+      const email = opts.email ?? `${prefix.user}${++counter}-${randomUUID().slice(0, 6)}@example.com`;
+      const password = opts.password ?? 'correct-horse-battery';
+      const res = await gw.http.post('/api/auth/register').send({ email, password });
+      if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return withToken(res.body.id, email, password, await login(email, password));
+    },
+    async superuser() {
+      const email = `${prefix.admin}${++counter}-${randomUUID().slice(0, 6)}@example.com`;
+      const password = 'admin-password-1';
+      const u = await insertUser(gw.ctx.db, {
+        email,
+        hashed_password: await gw.ctx.passwords.hash(password),
+        is_active: true,
+        is_superuser: true,
+        is_verified: true,
+        active_env_id: null,
+        tokens_valid_after: null,
+      });
+      return withToken(u.id, email, password, await login(email, password));
+    },
+  };
+}
 
 /**
  * A migrated PGlite data directory, dumped once per machine and migration set
@@ -122,18 +190,7 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
   const pgdb = kind === 'postgres' ? await createPostgresDatabase() : undefined;
-  const config = loadConfig({
-    SLUICE_DATA_DIR: dataDir,
-    SLUICE_BCRYPT_COST: '4',
-    SLUICE_VALIDATE_RESPONSES: 'true',
-    // Tests of the operator turn it on; the others test the API alone.
-    SLUICE_EMBEDDED_OPERATOR: 'false',
-    // Tests of warehouse tasks drive their schedulers' ticks themselves.
-    SLUICE_SCHEDULER: 'false',
-    LOG_LEVEL: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent',
-    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
-    ...env,
-  });
+  const config = loadConfig({ ...testGatewayEnv(dataDir, pgdb?.url), ...env });
   // Logs are kept in memory at debug level (and printed when SLUICE_TEST_LOG_LEVEL asks for it), so
   // that the leak scans read every line the gateway wrote.
   const logs: string[] = [];
@@ -177,19 +234,6 @@ export async function startTestGateway(
   recorder.use(app);
   const http = request(recorder);
 
-  const login = async (email: string, password: string) => {
-    const res = await http.post('/api/auth/jwt/login').type('form').send({ username: email, password });
-    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.access_token as string;
-  };
-  const withToken = (id: string, email: string, password: string, token: string): TestUser => ({
-    id,
-    email,
-    password,
-    token,
-    auth: { Authorization: `Bearer ${token}` },
-  });
-
   return {
     app,
     ctx,
@@ -197,28 +241,7 @@ export async function startTestGateway(
     openapi,
     http,
     dataDir,
-    login,
-    async user(opts = {}) {
-      const email = opts.email ?? `user${++counter}-${randomUUID().slice(0, 6)}@example.com`;
-      const password = opts.password ?? 'correct-horse-battery';
-      const res = await http.post('/api/auth/register').send({ email, password });
-      if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
-      return withToken(res.body.id, email, password, await login(email, password));
-    },
-    async superuser() {
-      const email = `admin${++counter}-${randomUUID().slice(0, 6)}@example.com`;
-      const password = 'admin-password-1';
-      const u = await insertUser(ctx.db, {
-        email,
-        hashed_password: await ctx.passwords.hash(password),
-        is_active: true,
-        is_superuser: true,
-        is_verified: true,
-        active_env_id: null,
-        tokens_valid_after: null,
-      });
-      return withToken(u.id, email, password, await login(email, password));
-    },
+    ...testUsers({ http, ctx }),
     outbox() {
       const dir = join(dataDir, 'outbox');
       let files: string[];
