@@ -35,6 +35,13 @@ export interface RunningWorker {
   metrics(): Promise<string>;
 }
 
+/** Why the worker `what` ended, once it has (its termination message, else its last output); undefined while it runs. */
+export function exitedEarly(w: RunningWorker, what: string): string | undefined {
+  return w.child.exitCode !== null || w.child.signalCode !== null
+    ? `${what} exited: ${w.terminationMessage() ?? w.output().slice(-2000)}`
+    : undefined;
+}
+
 /** Starts the worker program with `config` as its configuration file. */
 export async function startWorker(config: unknown, env: Record<string, string> = {}): Promise<RunningWorker> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-worker-'));

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { TextMessage } from './kafka-helpers.js';
+import { Admin } from '@platformatic/kafka';
+import type { WorkerConfig } from '@sluice/shared';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { assertWorkerBuilt, type TextMessage } from './kafka-helpers.js';
 
-// What the PostgreSQL source's integrity tests share: numbered rows whose
+// What the PostgreSQL source's integrity tests share: the scratch database
+// and topic they run against and the worker's configuration; numbered rows whose
 // every version is computed from (id, version) alone, so a test knows what
 // each change must carry and checks it by a checksum on arrival; the SQL that
 // writes them in one transaction; and the slot's state as the server records
@@ -15,6 +19,60 @@ export const NUMBERED_TABLE = 'public.numbered';
 
 export const CREATE_NUMBERED_TABLE = `create table ${NUMBERED_TABLE} (
   id int primary key, version int not null, label text not null, amount numeric(12,2) not null, doc jsonb not null)`;
+
+/**
+ * What a PostgreSQL source test runs against: a scratch database (named
+ * from `prefix`) holding the numbered table, and `topic` created with
+ * `partitions` on the test broker. `close` deletes the topic and drops the
+ * database. Needs the built worker program and SLUICE_TEST_DATABASE_URL.
+ */
+export interface NumberedSource {
+  db: ScratchDatabase;
+  admin: Admin;
+  close(): Promise<void>;
+}
+
+export async function numberedSource(
+  prefix: string,
+  brokers: string[],
+  topic: string,
+  partitions: number,
+): Promise<NumberedSource> {
+  assertWorkerBuilt();
+  if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
+  const db = await createScratchDatabase(prefix);
+  let admin: Admin | undefined;
+  const close = async () => {
+    await admin?.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin?.close();
+    await db.drop();
+  };
+  try {
+    await db.client.query(CREATE_NUMBERED_TABLE);
+    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+    await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { db, admin, close };
+}
+
+/** The configuration of a POSTGRES_SOURCE worker capturing the numbered table of `db` into `topic`. */
+export function numberedSourceConfig(
+  connectorId: string,
+  db: ScratchDatabase,
+  topic: string,
+  run: string,
+): WorkerConfig {
+  return {
+    connector_id: connectorId,
+    connector_type: 'POSTGRES_SOURCE',
+    role: 'source',
+    configuration: { ...db.settings, whitelist: [NUMBERED_TABLE] },
+    datamodels: [{ id: `dm-${run}`, name: 'numbered', entry: NUMBERED_TABLE, enabled: true, topic }],
+  };
+}
 
 export interface NumberedRow {
   id: number;

@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { Admin } from '@platformatic/kafka';
 import { randomUUID } from 'node:crypto';
-import type { WorkerConfig } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import { cdcNames } from '../src/worker/sources/postgres-cdc.js';
 import {
-  assertWorkerBuilt,
+  exitedEarly,
   readTopic,
   startWorker,
   stopWorker,
@@ -16,13 +13,14 @@ import {
 } from './kafka-helpers.js';
 import {
   arrivedEvents,
-  CREATE_NUMBERED_TABLE,
-  NUMBERED_TABLE,
   numberedRow,
+  numberedSource,
+  numberedSourceConfig,
   rowChecksum,
   untilConfirmed,
   writeTransaction,
   type ArrivedEvent,
+  type NumberedSource,
 } from './numbered-rows.js';
 
 // The PostgreSQL source under load, end to end: 100,000 changes of numbered
@@ -54,40 +52,24 @@ describeWithKafka('PostgreSQL source: 100,000 changes through the worker program
   const brokers = testKafkaBrokers() ?? [];
   const connectorId = `src_integrity_${run}`;
   const topic = `sluice.integrity-${run}`;
-  let db: ScratchDatabase;
-  let admin: Admin;
+  let source: NumberedSource | undefined;
   let worker: RunningWorker | undefined;
 
   beforeAll(async () => {
-    assertWorkerBuilt();
-    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
-    db = await createScratchDatabase('cdc_integrity');
-    await db.client.query(CREATE_NUMBERED_TABLE);
-    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-    await admin.createTopics({ topics: [topic], partitions: PARTITIONS, replicas: 1 });
+    source = await numberedSource('cdc_integrity', brokers, topic, PARTITIONS);
   });
   afterAll(async () => {
     if (worker) await stopWorker(worker);
-    await admin?.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin?.close();
-    await db?.drop();
+    await source?.close();
   });
 
   it('delivers every change once, intact, in commit order per key', async () => {
-    const config: WorkerConfig = {
-      connector_id: connectorId,
-      connector_type: 'POSTGRES_SOURCE',
-      role: 'source',
-      configuration: { ...db.settings, whitelist: [NUMBERED_TABLE] },
-      datamodels: [{ id: `dm-${run}`, name: 'numbered', entry: NUMBERED_TABLE, enabled: true, topic }],
-    };
+    const { db, admin } = source!;
+    const config = numberedSourceConfig(connectorId, db, topic, run);
     const w = await startWorker(config, { SLUICE_STREAM_BROKERS: brokers.join(',') });
     worker = w;
     await waitReady(w);
-    const failure = () =>
-      w.child.exitCode !== null || w.child.signalCode !== null
-        ? `the source worker exited: ${w.terminationMessage() ?? w.output().slice(-2000)}`
-        : undefined;
+    const failure = () => exitedEarly(w, 'the source worker');
 
     // The changes, and what each key's history must be.
     const expected = new Map<number, Expected[]>();

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { Admin } from '@platformatic/kafka';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { WorkerConfig } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import { cdcNames } from '../src/worker/sources/postgres-cdc.js';
 import {
-  assertWorkerBuilt,
   eventually,
+  exitedEarly,
   readTopic,
   startWorker,
   stopWorker,
@@ -18,13 +15,14 @@ import {
 } from './kafka-helpers.js';
 import {
   arrivedEvents,
-  CREATE_NUMBERED_TABLE,
-  NUMBERED_TABLE,
   numberedRow,
+  numberedSource,
+  numberedSourceConfig,
   rowChecksum,
   slotState,
   untilConfirmed,
   writeTransaction,
+  type NumberedSource,
 } from './numbered-rows.js';
 
 // The PostgreSQL source killed with SIGKILL in the middle of a stream, then
@@ -59,43 +57,27 @@ describeWithKafka('PostgreSQL source killed with SIGKILL mid-stream and started 
   const connectorId = `src_kill_${run}`;
   const topic = `sluice.kill-${run}`;
   const { slot } = cdcNames(connectorId);
-  let db: ScratchDatabase;
-  let admin: Admin;
+  let source: NumberedSource | undefined;
   /** Reads the slot while the test's inserts run on the scratch database's own client. */
   let monitor: pg.Client;
   const workers: RunningWorker[] = [];
 
   beforeAll(async () => {
-    assertWorkerBuilt();
-    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
-    db = await createScratchDatabase('cdc_kill');
-    await db.client.query(CREATE_NUMBERED_TABLE);
-    monitor = new pg.Client({ ...db.settings, ssl: false });
+    source = await numberedSource('cdc_kill', brokers, topic, 3);
+    monitor = new pg.Client({ ...source.db.settings, ssl: false });
     await monitor.connect();
-    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-    await admin.createTopics({ topics: [topic], partitions: 3, replicas: 1 });
   });
   afterAll(async () => {
     for (const w of workers) await stopWorker(w);
-    await admin?.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin?.close();
     await monitor?.end();
-    await db?.drop();
+    await source?.close();
   });
 
   it('loses nothing, and confirms no transaction it did not publish', async () => {
-    const config: WorkerConfig = {
-      connector_id: connectorId,
-      connector_type: 'POSTGRES_SOURCE',
-      role: 'source',
-      configuration: { ...db.settings, whitelist: [NUMBERED_TABLE] },
-      datamodels: [{ id: `dm-${run}`, name: 'numbered', entry: NUMBERED_TABLE, enabled: true, topic }],
-    };
+    const { db, admin } = source!;
+    const config = numberedSourceConfig(connectorId, db, topic, run);
     const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
-    const exitedEarly = (w: RunningWorker) => () =>
-      w.child.exitCode !== null || w.child.signalCode !== null
-        ? `the source worker exited: ${w.terminationMessage() ?? w.output().slice(-2000)}`
-        : undefined;
+    const failureOf = (w: RunningWorker) => () => exitedEarly(w, 'the source worker');
     const first = await startWorker(config, env);
     workers.push(first);
     await waitReady(first);
@@ -108,7 +90,7 @@ describeWithKafka('PostgreSQL source killed with SIGKILL mid-stream and started 
     const killed = (async () => {
       await eventually(
         async () => {
-          const failure = exitedEarly(first)();
+          const failure = failureOf(first)();
           if (failure) throw new Error(failure);
           const early = bounds[1];
           const state = early ? await slotState(monitor, slot) : undefined;
@@ -153,7 +135,7 @@ describeWithKafka('PostgreSQL source killed with SIGKILL mid-stream and started 
     const second = await startWorker(config, env);
     workers.push(second);
     await waitReady(second);
-    await untilConfirmed(monitor, slot, bounds[bounds.length - 1]?.after ?? 0n, exitedEarly(second));
+    await untilConfirmed(monitor, slot, bounds[bounds.length - 1]?.after ?? 0n, failureOf(second));
     await stopWorker(second);
     const all = arrivedEvents(await readTopic(brokers, admin, topic));
 
