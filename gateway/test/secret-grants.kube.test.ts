@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   CoreV1Api,
   KubeConfig,
@@ -12,6 +10,8 @@ import {
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
+import { expectNothingLeaked } from './preflight-fixtures.js';
+import { startRecordingListener, type RecordingListener } from './recording-listener.js';
 
 // Secret grants with the Kubernetes adapter, on the real API server: Secrets
 // made with a Kubernetes client (as `kubectl create secret` and `kubectl
@@ -32,9 +32,8 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
   let admin: TestUser;
   let a: TeamSetup;
   let b: TeamSetup;
-  let hook: Server;
+  let hook: RecordingListener;
   let hookUrl: string;
-  const received: IncomingHttpHeaders[] = [];
   const dbKind = databaseKinds().at(-1)!;
 
   beforeAll(async () => {
@@ -52,22 +51,14 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     admin = await gw.superuser();
     a = await setupTeam(gw, 'k8s-grant-a');
     b = await setupTeam(gw, 'k8s-grant-b');
-    hook = createServer((req, res) => {
-      received.push(req.headers);
-      res.writeHead(200).end();
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/x`;
+    hook = await startRecordingListener();
+    hookUrl = hook.url;
   }, 120_000);
   afterAll(async () => {
-    await new Promise<void>((r) => hook.close(() => r()));
-    const { bodies, logs } = gw.recorded();
+    await hook.close();
     await gw?.close();
     await core.deleteNamespace({ name: ns }).catch(() => undefined);
-    for (const secret of [PROD_PASSWORD, JWT_KEY, HEADER_KEY]) {
-      expect(bodies.filter((x) => x.includes(secret))).toEqual([]);
-      expect(logs.filter((x) => x.includes(secret))).toEqual([]);
-    }
+    expectNothingLeaked(gw, [PROD_PASSWORD, JWT_KEY, HEADER_KEY]);
   });
 
   const ref = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } });
@@ -99,7 +90,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
         msg: expect.stringContaining('not granted to this team'),
       });
     }
-    expect(received).toEqual([]);
+    expect(hook.received).toEqual([]);
     expect(await names(a.owner)).toEqual([]);
 
     await annotate('teama-prod-db', { 'sluice.dev/allowed-teams': a.teamId });
@@ -107,7 +98,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     expect(await names(b.owner)).toEqual([]);
     const ok = await check(ref('teama-prod-db', 'password'), a.member);
     expect(ok.status).toBe(200);
-    expect(received.map((h) => h.authorization)).toEqual([`Bearer ${PROD_PASSWORD}`]);
+    expect(hook.received.map((r) => r.headers.authorization)).toEqual([`Bearer ${PROD_PASSWORD}`]);
     expect((await check(ref('teama-prod-db', 'password'), b.owner)).status).toBe(422);
     // By environment too.
     await annotate('teama-prod-db', { 'sluice.dev/allowed-teams': null, 'sluice.dev/allowed-envs': b.envId });
@@ -133,11 +124,11 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
         stringData: { 'jwt-secret': JWT_KEY },
       },
     });
-    const before = received.length;
+    const before = hook.received.length;
     for (const u of [a.owner, admin]) {
       expect((await check(ref('prod-sluice-keys', 'jwt-secret'), u)).status).toBe(422);
     }
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     expect(await names(admin)).not.toContain('prod-sluice-keys');
     expect((await gw.http.delete('/api/k8s-secrets/prod-sluice-keys').set(admin.auth)).status).toBe(409);
     // And the Secrets Kubernetes makes for itself are no one's either.
@@ -164,7 +155,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
 
     const key = Object.keys(secret.data ?? {})[0] as string;
     const stolen = ref(`sluice-connector-${c.id}`, key);
-    const before = received.length;
+    const before = hook.received.length;
     const thief = await gw.http
       .post('/api/connectors/')
       .set(a.owner.auth)
@@ -177,6 +168,6 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     expect(thief.status).toBe(422);
     expect(thief.body.detail[0].loc).toEqual(['body', 'json_configuration', 'headers', 'X-Api-Key']);
     expect((await check(stolen, admin)).status).toBe(422);
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
   });
 });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { ConnectorResource } from '@sluice/shared';
 import { resolvedWorkerConfig, connectorWorkerConfig } from '../src/features/connectors/worker-config.js';
 import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
+import { expectNothingLeaked } from './preflight-fixtures.js';
+import { startRecordingListener, type RecordingListener } from './recording-listener.js';
 
 // Who may reference which secret (docs/security.md, "Secret references"),
 // through the HTTP API: a secret is usable only when granted to the team
@@ -30,30 +30,21 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
   let admin: TestUser;
   let a: TeamSetup;
   let b: TeamSetup;
-  let hook: Server;
+  let hook: RecordingListener;
   let hookUrl: string;
-  const received: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
 
   beforeAll(async () => {
     gw = await startTestGateway(kind, { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });
     admin = await gw.superuser();
     a = await setupTeam(gw, 'grant-a');
     b = await setupTeam(gw, 'grant-b');
-    hook = createServer((req, res) => {
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-      res.writeHead(200).end();
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/x`;
+    hook = await startRecordingListener();
+    hookUrl = hook.url;
   }, 120_000);
   afterAll(async () => {
-    await new Promise<void>((r) => hook.close(() => r()));
-    const { bodies, logs } = gw.recorded();
+    await hook.close();
     await gw.close();
-    for (const secret of ALL_SECRETS) {
-      expect(bodies.filter((x) => x.includes(secret))).toEqual([]);
-      expect(logs.filter((x) => x.includes(secret))).toEqual([]);
-    }
+    expectNothingLeaked(gw, ALL_SECRETS);
   });
 
   const check = (body: object, auth: { Authorization: string }, query = '') =>
@@ -66,7 +57,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
   it('refuses a secret nobody granted: a brand-new user checks nothing with it, and learns nothing of it', async () => {
     expect((await putSecret({ name: 'teama-prod-db', data: { password: PROD_PASSWORD } })).status).toBe(201);
     const newbie = await gw.user();
-    const before = received.length;
+    const before = hook.received.length;
     const res = await check(bearer(ref('teama-prod-db', 'password')), newbie.auth);
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
@@ -77,7 +68,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       },
     ]);
     // The listener received nothing: no connection was made with the secret.
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     // A secret that does not exist reads the same: no oracle of what exists.
     const missing = await check(bearer(ref('no-such-secret', 'password')), newbie.auth);
     expect(missing.status).toBe(422);
@@ -120,11 +111,13 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     }[];
     expect(superView.find((s) => s.name === 'teama-prod-db')?.allowed_team_ids).toEqual([a.teamId]);
 
-    const before = received.length;
+    const before = hook.received.length;
     const ok = await check(bearer(ref('teama-prod-db', 'password')), a.member.auth);
     expect(ok.status).toBe(200);
     expect(ok.body.ok).toBe(true);
-    expect(received.slice(before).map((r) => r.headers.authorization)).toEqual([`Bearer ${PROD_PASSWORD}`]);
+    expect(hook.received.slice(before).map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${PROD_PASSWORD}`,
+    ]);
     const c = await createConnector(gw, a.owner, a.teamId, `granted-${run}`, 'WEBHOOK_TARGET', {
       ...bearer(ref('teama-prod-db', 'password')),
     });
@@ -165,11 +158,11 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
         annotations: { 'sluice.dev/allowed-teams': a.teamId, 'sluice.dev/allowed-envs': a.envId },
       },
     );
-    const before = received.length;
+    const before = hook.received.length;
     const res = await check(bearer(ref('prod-sluice-keys', 'jwt-secret')), a.owner.auth);
     expect(res.status).toBe(422);
     expect(res.body.detail[0].msg).toContain('not granted to this team');
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     const sup = await check(bearer(ref('prod-sluice-keys', 'jwt-secret')), admin.auth);
     expect(sup.status).toBe(422);
     expect(await names(a.owner)).not.toContain('prod-sluice-keys');
@@ -182,7 +175,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       ...bearer(INLINE_TOKEN),
     });
     const stolen = ref(`sluice-connector-${victim.id}`, 'bearer_token');
-    const before = received.length;
+    const before = hook.received.length;
     const res = await check(bearer(stolen), a.owner.auth);
     expect(res.status).toBe(422);
     expect(res.body.detail[0].msg).toContain('not granted to this team');
@@ -196,11 +189,11 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
         json_configuration: bearer(stolen),
       });
     expect(thief.status).toBe(422);
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     // Its own: `<redacted>` and the empty body of ?connector_id= use it.
     const own = await check({}, a.member.auth, `?connector_id=${victim.id}`);
     expect(own.status).toBe(200);
-    expect(received.at(-1)?.headers.authorization).toBe(`Bearer ${INLINE_TOKEN}`);
+    expect(hook.received.at(-1)?.headers.authorization).toBe(`Bearer ${INLINE_TOKEN}`);
     const kept = await gw.http
       .patch(`/api/connectors/${victim.id}`)
       .set(a.owner.auth)
@@ -214,11 +207,11 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       ...bearer(ref('revoked-db', 'token')),
     });
     await putSecret({ name: 'revoked-db', data: { token: ENV_VALUE }, allowed_team_ids: [] });
-    const before = received.length;
+    const before = hook.received.length;
     const res = await check({}, a.owner.auth, `?connector_id=${c.id}`);
     expect(res.status).toBe(422);
     expect(res.body.detail[0].loc).toEqual(['body', 'bearer_token']);
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     // What a worker, a preview or a backfill is given: not the value.
     const config = await connectorWorkerConfig(
       gw.ctx,
@@ -257,9 +250,9 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       .set(a.owner.auth)
       .send({ json_configuration: read.body.json_configuration });
     expect(back.status).toBe(200);
-    const before = received.length;
+    const before = hook.received.length;
     expect((await check({}, a.owner.auth, `?connector_id=${c.id}`)).status).toBe(200);
-    const sent = received.slice(before)[0]?.headers;
+    const sent = hook.received.slice(before)[0]?.headers;
     expect(sent?.['x-api-key']).toBe(HEADER_KEY);
     expect(sent?.['x-shared']).toBe(PROD_PASSWORD);
     // The worker is given them (the process runtime resolves the same way).
@@ -286,7 +279,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       headers: { 'X-Api-Key': HEADER_KEY },
     });
     const evil = hookUrl.replace('/x', '/evil');
-    const before = received.length;
+    const before = hook.received.length;
     const moved = await gw.http
       .patch(`/api/connectors/${c.id}`)
       .set(a.owner.auth)
@@ -315,7 +308,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     );
     expect(checked.status).toBe(422);
     expect(checked.body.detail[0].msg).toContain('required again because url changed');
-    expect(received.length).toBe(before);
+    expect(hook.received.length).toBe(before);
     // Same destination: `<redacted>` keeps; a new destination with the values given is fine.
     const same = await gw.http
       .patch(`/api/connectors/${c.id}`)
