@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { observeWorker } from './worker-observation.js';
 
 const hash = { 'sluice.dev/config-hash': 'h1' };
@@ -10,21 +10,19 @@ const deployment = (
   metadata: { name: 'sluice-worker-c', generation: 2, annotations: hash, ...extra },
   status,
 });
-const pod = (ready: boolean, restartCount: number, annotations = hash): V1Pod => ({
+/** A pod of the worker whose one container reports `status`. */
+const workerPod = (
+  status: Pick<V1ContainerStatus, 'ready' | 'restartCount'> & Partial<V1ContainerStatus>,
+  annotations = hash,
+): V1Pod => ({
   metadata: { annotations },
-  status: {
-    containerStatuses: [
-      {
-        name: 'worker',
-        image: 'i',
-        imageID: '',
-        ready,
-        restartCount,
-        lastState: { terminated: { exitCode: 1, message: 'lost the broker' } },
-      },
-    ],
-  },
+  status: { containerStatuses: [{ name: 'worker', image: 'i', imageID: '', ...status }] },
 });
+const pod = (ready: boolean, restartCount: number, annotations = hash): V1Pod =>
+  workerPod(
+    { ready, restartCount, lastState: { terminated: { exitCode: 1, message: 'lost the broker' } } },
+    annotations,
+  );
 const rolled = { observedGeneration: 2, updatedReplicas: 1, readyReplicas: 1 };
 
 describe('observeWorker', () => {
@@ -42,24 +40,12 @@ describe('observeWorker', () => {
 
   it('reads restartCount and lastState.terminated as the process runtime reports a crash: kill -9 is 137, SIGKILL, no message', () => {
     const finishedAt = new Date('2026-11-26T12:00:00Z');
-    const crashLooping: V1Pod = {
-      metadata: { annotations: hash },
-      status: {
-        containerStatuses: [
-          {
-            name: 'worker',
-            image: 'i',
-            imageID: '',
-            ready: false,
-            restartCount: 3,
-            state: {
-              waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' },
-            },
-            lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt } },
-          },
-        ],
-      },
-    };
+    const crashLooping = workerPod({
+      ready: false,
+      restartCount: 3,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } },
+      lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt } },
+    });
     expect(observeWorker('ns/c', deployment({ observedGeneration: 2 }), [crashLooping])).toEqual({
       id: 'ns/c',
       configHash: 'h1',
@@ -74,21 +60,11 @@ describe('observeWorker', () => {
       },
     });
     // Just ended (before the kubelet restarts it), with its own termination message.
-    const ended: V1Pod = {
-      metadata: { annotations: hash },
-      status: {
-        containerStatuses: [
-          {
-            name: 'worker',
-            image: 'i',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 1, reason: 'Error', message: 'bad password\n', finishedAt } },
-          },
-        ],
-      },
-    };
+    const ended = workerPod({
+      ready: false,
+      restartCount: 0,
+      state: { terminated: { exitCode: 1, reason: 'Error', message: 'bad password\n', finishedAt } },
+    });
     expect(observeWorker('ns/c', deployment({ observedGeneration: 2 }), [ended])).toMatchObject({
       phase: 'failed',
       restarts: 0,
@@ -98,21 +74,11 @@ describe('observeWorker', () => {
   });
 
   it('is failed without a termination when the pod cannot run at all (the connector is error at once)', () => {
-    const missingSecret: V1Pod = {
-      metadata: { annotations: hash },
-      status: {
-        containerStatuses: [
-          {
-            name: 'worker',
-            image: 'i',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "s" not found' } },
-          },
-        ],
-      },
-    };
+    const missingSecret = workerPod({
+      ready: false,
+      restartCount: 0,
+      state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "s" not found' } },
+    });
     const o = observeWorker('ns/c', deployment({ observedGeneration: 2 }), [missingSecret]);
     expect(o).toMatchObject({
       phase: 'failed',
