@@ -68,6 +68,22 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
     return v;
   }
   const phaseOf = (name: string) => () => runtime.observe(workerId(ns, name));
+  /** A running KAFKA_SOURCE Connector named `name`, as the gateway or kubectl creates it. */
+  const createConnector = (cluster: KubernetesCluster, name: string) =>
+    cluster.create<ConnectorResource>({
+      apiVersion: 'sluice.dev/v1alpha1',
+      kind: 'Connector',
+      metadata: { name, namespace: ns },
+      spec: {
+        name,
+        teamId: randomUUID(),
+        connectorType: 'KAFKA_SOURCE',
+        configuration: { topic: 'orders', bootstrap_servers: 'kafka:9092' },
+        desiredState: 'running',
+      },
+    });
+  /** The Deployment named `deployment` as the kubelet stand-in reads it; undefined while there is none. */
+  const deploymentNamed = (deployment: string) => () => kubelet.deployment(deployment).catch(() => undefined);
 
   beforeAll(async () => {
     kc.loadFromFile(testKubeConfig() as string);
@@ -178,25 +194,10 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
     const stopController = startController(kc, cluster, runtime, ns);
     try {
       const name = `crash-${randomUUID().slice(0, 8)}`;
-      await cluster.create<ConnectorResource>({
-        apiVersion: 'sluice.dev/v1alpha1',
-        kind: 'Connector',
-        metadata: { name, namespace: ns },
-        spec: {
-          name,
-          teamId: randomUUID(),
-          connectorType: 'KAFKA_SOURCE',
-          configuration: { topic: 'orders', bootstrap_servers: 'kafka:9092' },
-          desiredState: 'running',
-        },
-      });
+      await createConnector(cluster, name);
       const read = () => cluster.get<ConnectorResource>('Connector', ns, name);
       const deployment = `sluice-worker-${name}`;
-      await until(
-        'deployment',
-        () => kubelet.deployment(deployment).catch(() => undefined),
-        (x) => x !== undefined,
-      );
+      await until('deployment', deploymentNamed(deployment), (x) => x !== undefined);
       const pod = await kubelet.runPod(deployment, { ready: true });
       await kubelet.rollOut(deployment, 1);
       await until('live', read, (c) => c?.status?.state === 'live');
@@ -294,26 +295,11 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
     const stopController = startController(kc, cluster, runtime, ns);
     try {
       const name = `conn-${randomUUID().slice(0, 8)}`;
-      const created = await cluster.create<ConnectorResource>({
-        apiVersion: 'sluice.dev/v1alpha1',
-        kind: 'Connector',
-        metadata: { name, namespace: ns },
-        spec: {
-          name,
-          teamId: randomUUID(),
-          connectorType: 'KAFKA_SOURCE',
-          configuration: { topic: 'orders', bootstrap_servers: 'kafka:9092' },
-          desiredState: 'running',
-        },
-      });
+      const created = await createConnector(cluster, name);
       const read = () => cluster.get<ConnectorResource>('Connector', ns, name);
       await until('building', read, (c) => c?.status?.state === 'building');
       const deployment = `sluice-worker-${name}`;
-      const d = await until(
-        'deployment',
-        () => kubelet.deployment(deployment).catch(() => undefined),
-        (x) => x !== undefined,
-      );
+      const d = await until('deployment', deploymentNamed(deployment), (x) => x !== undefined);
       // Same namespace: the Deployment is owned by its Connector.
       expect(d?.metadata?.ownerReferences?.[0]).toMatchObject({
         kind: 'Connector',
@@ -326,11 +312,7 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
 
       await cluster.delete('Connector', ns, name);
       // The finalizer holds the Connector until the worker's pods are gone.
-      await until(
-        'deployment deleted',
-        () => kubelet.deployment(deployment).catch(() => undefined),
-        (x) => !x,
-      );
+      await until('deployment deleted', deploymentNamed(deployment), (x) => !x);
       expect((await read())?.metadata.finalizers).toContain(WORKER_FINALIZER);
       await kubelet.removePods(deployment);
       await until('connector gone', read, (c) => c === undefined);
