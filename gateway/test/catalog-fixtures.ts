@@ -29,6 +29,21 @@ export const configs = {
   }),
 };
 
+/**
+ * The body of a Kafka → Kafka pipeline `name` of team `teamId`: its source
+ * `<name>-src` reads `<name>-topic`, its target is `<name>-dst`.
+ */
+export const kafkaPipeline = (name: string, teamId: string) => ({
+  name,
+  team_id: teamId,
+  source_name: `${name}-src`,
+  source_type: 'KAFKA_SOURCE',
+  source_config: configs.kafkaSource(`${name}-topic`),
+  target_name: `${name}-dst`,
+  target_type: 'KAFKA_TARGET',
+  target_config: { bootstrap_server: 'kafka:9092' },
+});
+
 export interface TeamSetup {
   owner: TestUser;
   /** A second member of the team (role member). */

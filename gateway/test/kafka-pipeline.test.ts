@@ -2,18 +2,12 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Admin, type Producer } from '@platformatic/kafka';
+import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
-import {
-  assertWorkerBuilt,
-  eventually,
-  newProducer,
-  readTopic,
-  topicSize,
-  WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
-import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { eventually, readTopic, topicSize } from '../../operator/test/kafka-helpers.js';
+import { reachState, type TeamSetup } from './catalog-fixtures.js';
+import type { TestGateway } from './harness.js';
+import { startKafkaPipelineSetup, type KafkaPipelineSetup } from './kafka-pipeline-setup.js';
 
 // Kafka → mapper → Kafka end to end as a user drives it: the REST API, the
 // embedded operator, the real worker program under the process runtime, the
@@ -30,22 +24,14 @@ describeWithKafka('a Kafka → Kafka pipeline through the REST API (real workers
   let t: TeamSetup;
   let admin: Admin;
   let producer: Producer<string, string, string, string>;
+  let setup: KafkaPipelineSetup | undefined;
 
   beforeAll(async () => {
-    assertWorkerBuilt();
-    gw = await startTestGateway('pglite', {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
-    });
-    t = await setupTeam(gw, 'kafka-e2e');
-    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-    producer = newProducer(brokers);
-    await admin.createTopics({ topics: [source], partitions: 2, replicas: 1 });
+    setup = await startKafkaPipelineSetup('pglite', 'kafka-e2e', brokers, source);
+    ({ gw, t, admin, producer } = setup);
   });
   afterAll(async () => {
-    await producer?.close();
-    await admin?.close();
-    if (gw) await closeScanned(gw);
+    await setup?.close();
   });
 
   const get = (path: string) => gw.http.get(path).set(t.owner.auth);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { configs, closeScanned, kafkaPipeline, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, type TestGateway, type TestUser } from './harness.js';
 import { logStreamServer, specProtocols as spec } from './log-stream-client.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
@@ -32,16 +32,7 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
     const res = await gw.http
       .post('/api/pipelines/')
       .set(t.owner.auth)
-      .send({
-        name: 'logged',
-        team_id: t.teamId,
-        source_name: 'logged-src',
-        source_type: 'KAFKA_SOURCE',
-        source_config: configs.kafkaSource('logged-topic'),
-        target_name: 'logged-dst',
-        target_type: 'KAFKA_TARGET',
-        target_config: { bootstrap_server: 'kafka:9092' },
-      });
+      .send(kafkaPipeline('logged', t.teamId));
     expect(res.status).toBe(201);
     pipelineId = res.body.id as string;
     const p = (await gw.http.get(`/api/pipelines/${pipelineId}`).set(t.owner.auth)).body;
@@ -184,16 +175,7 @@ describe.each(databaseKinds())('log streams end when the caller loses access, on
     const res = await gw.http
       .post('/api/pipelines/')
       .set(t.owner.auth)
-      .send({
-        name: 'watched',
-        team_id: t.teamId,
-        source_name: 'watched-src',
-        source_type: 'KAFKA_SOURCE',
-        source_config: configs.kafkaSource('watched-topic'),
-        target_name: 'watched-dst',
-        target_type: 'KAFKA_TARGET',
-        target_config: { bootstrap_server: 'kafka:9092' },
-      });
+      .send(kafkaPipeline('watched', t.teamId));
     expect(res.status).toBe(201);
     pipelineId = res.body.id as string;
     connectorId = (await gw.http.get(`/api/pipelines/${pipelineId}`).set(t.owner.auth)).body

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { configs, closeScanned, kafkaPipeline, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import type { TestGateway } from './harness.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
@@ -27,19 +27,7 @@ describe('the embedded operator drives pipelines and connectors (spec 3.1, 3.2)'
   const stateOf = (path: string, state: string) => until(path, (b) => (b.state ?? b.status) === state);
 
   async function pipeline(name: string) {
-    const res = await gw.http
-      .post('/api/pipelines/')
-      .set(t.owner.auth)
-      .send({
-        name,
-        team_id: t.teamId,
-        source_name: `${name}-src`,
-        source_type: 'KAFKA_SOURCE',
-        source_config: configs.kafkaSource(`${name}-topic`),
-        target_name: `${name}-dst`,
-        target_type: 'KAFKA_TARGET',
-        target_config: { bootstrap_server: 'kafka:9092' },
-      });
+    const res = await gw.http.post('/api/pipelines/').set(t.owner.auth).send(kafkaPipeline(name, t.teamId));
     expect(res.status).toBe(201);
     return res.body as {
       id: string;

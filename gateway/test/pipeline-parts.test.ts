@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataModelResource } from '@sluice/shared';
-import { configs, closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { closeScanned, configs, kafkaPipeline, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, type TestGateway } from './harness.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
@@ -28,16 +28,7 @@ describe.each(databaseKinds())('a pipeline and its parts on %s', (kind) => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   async function pipeline(name: string, source = 'ready') {
-    const res = await post('/api/pipelines/').send({
-      name,
-      team_id: t.teamId,
-      source_name: `${name}-src`,
-      source_type: 'KAFKA_SOURCE',
-      source_config: configs.kafkaSource(`${name}-topic`),
-      target_name: `${name}-dst`,
-      target_type: 'KAFKA_TARGET',
-      target_config: { bootstrap_server: 'kafka:9092' },
-    });
+    const res = await post('/api/pipelines/').send(kafkaPipeline(name, t.teamId));
     expect(res.status).toBe(201);
     const b = (await get(`/api/pipelines/${res.body.id as string}`)).body as Record<string, string>;
     script(b.source_connector_id!, source);

@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Admin, type Producer } from '@platformatic/kafka';
+import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { eventually, readTopic } from '../../operator/test/kafka-helpers.js';
 import {
-  assertWorkerBuilt,
-  eventually,
-  newProducer,
-  readTopic,
-  WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
-import { closeScanned, configs, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
+  closeScanned,
+  configs,
+  kafkaPipeline,
+  reachState,
+  setupTeam,
+  type TeamSetup,
+} from './catalog-fixtures.js';
+import { databaseKinds, type TestGateway } from './harness.js';
+import { startKafkaPipelineSetup, type KafkaPipelineSetup } from './kafka-pipeline-setup.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
 // Under `make run` (the embedded operator, workers as child processes) a
@@ -111,16 +113,7 @@ describe.each(databaseKinds())('a worker that dies is restarted (process runtime
     const res = await gw.http
       .post('/api/pipelines/')
       .set(t.owner.auth)
-      .send({
-        name: `crashloop-${kind}`,
-        team_id: t.teamId,
-        source_name: `crashloop-${kind}-src`,
-        source_type: 'KAFKA_SOURCE',
-        source_config: configs.kafkaSource(`crashloop-${kind}-topic`),
-        target_name: `crashloop-${kind}-dst`,
-        target_type: 'KAFKA_TARGET',
-        target_config: { bootstrap_server: 'kafka:9092' },
-      });
+      .send(kafkaPipeline(`crashloop-${kind}`, t.teamId));
     expect(res.status).toBe(201);
     const p = (await get(`/api/pipelines/${res.body.id as string}`)).body as Record<string, string>;
     const source = p.source_connector_id!;
@@ -165,22 +158,14 @@ describeWithKafka("kill -9 of a live pipeline's target worker (real workers, rea
     let t: TeamSetup;
     let admin: Admin;
     let producer: Producer<string, string, string, string>;
+    let setup: KafkaPipelineSetup | undefined;
 
     beforeAll(async () => {
-      assertWorkerBuilt();
-      gw = await startTestGateway(kind, {
-        SLUICE_EMBEDDED_OPERATOR: 'true',
-        SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
-      });
-      t = await setupTeam(gw, `restart-${kind}`);
-      admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-      producer = newProducer(brokers);
-      await admin.createTopics({ topics: [source], partitions: 2, replicas: 1 });
+      setup = await startKafkaPipelineSetup(kind, `restart-${kind}`, brokers, source);
+      ({ gw, t, admin, producer } = setup);
     });
     afterAll(async () => {
-      await producer?.close();
-      await admin?.close();
-      if (gw) await closeScanned(gw);
+      await setup?.close();
     });
 
     const produce = (ids: number[]) =>
