@@ -44,6 +44,11 @@ export const kafkaPipeline = (name: string, teamId: string) => ({
   target_config: { bootstrap_server: 'kafka:9092' },
 });
 
+/** Creates the environment `name` as `u`; its id. */
+export async function createEnv(gw: Pick<TestGateway, 'http'>, u: TestUser, name: string): Promise<string> {
+  return (await gw.http.post('/api/envs/').set(u.auth).send({ name })).body.id as string;
+}
+
 export interface TeamSetup {
   owner: TestUser;
   /** A second member of the team (role member). */

@@ -14,6 +14,7 @@ import {
 } from '../../operator/test/kafka-helpers.js';
 import { stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
 import { databaseKinds, type TestUser } from './harness.js';
+import { createEnv } from './catalog-fixtures.js';
 import { startRestartableGateway, type RestartableGateway } from './restartable-gateway.js';
 
 // Deleting a team whose pipelines run (docs/api.md "Deletions"): a Kafka →
@@ -64,12 +65,7 @@ describeWithKafka('deleting a team whose pipelines run (real workers, real broke
       });
       const owner = await gw.user();
       const su = await gw.superuser();
-      const envId = (
-        await gw.http
-          .post('/api/envs/')
-          .set(owner.auth)
-          .send({ name: `env-${randomUUID()}` })
-      ).body.id as string;
+      const envId = await createEnv(gw, owner, `env-${randomUUID()}`);
       const teamId = (
         await gw.http.post(`/api/teams/?env_id=${envId}`).set(owner.auth).send({ name: 'doomed' })
       ).body.id as string;

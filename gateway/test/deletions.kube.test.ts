@@ -7,7 +7,7 @@ import { Admin } from '@platformatic/kafka';
 import { testKafkaBrokers } from '../../shared/test/kafka.js';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { assertWorkerBuilt, WORKER_PROGRAM } from '../../operator/test/kafka-helpers.js';
-import { configs, reachState, SECRETS } from './catalog-fixtures.js';
+import { configs, createEnv, reachState, SECRETS } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 // Deleting a team on a real API server (docs/api.md "Deletions"): the gateway
@@ -51,12 +51,7 @@ describeWithKube('deleting a team on a real API server, with a live pipeline', (
     });
     owner = await gw.user();
     su = await gw.superuser();
-    const envId = (
-      await gw.http
-        .post('/api/envs/')
-        .set(owner.auth)
-        .send({ name: `env-${namespace}` })
-    ).body.id as string;
+    const envId = await createEnv(gw, owner, `env-${namespace}`);
     teamId = (await gw.http.post(`/api/teams/?env_id=${envId}`).set(owner.auth).send({ name: 'doomed' })).body
       .id as string;
   }, 120_000);

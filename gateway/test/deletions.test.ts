@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { managedSecretName, type SluiceKind } from '@sluice/shared';
 import { deletionRunner, stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
 import { createContext, createLogger } from '../src/server.js';
-import { configs, SECRETS } from './catalog-fixtures.js';
+import { configs, createEnv, SECRETS } from './catalog-fixtures.js';
 import { databaseKinds, type TestUser } from './harness.js';
 import { startRestartableGateway, type RestartableGateway } from './restartable-gateway.js';
-import { HTTP_PATH, startStandIn, warehouseEnv, type DatabricksStandIn } from './warehouse-fixtures.js';
+import { createWarehouse, startStandIn, warehouseEnv, type DatabricksStandIn } from './warehouse-fixtures.js';
 
 // Deleting a team or an environment (docs/api.md "Deletions"): 204 at once,
 // the team and every object of its teams gone from every read (a
@@ -47,12 +47,7 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
     gw = await startRestartableGateway(kind, { ...warehouseEnv(standIn), ...env });
     const owner = await gw.user();
     const admin = await gw.superuser();
-    const envId = (
-      await gw.http
-        .post('/api/envs/')
-        .set(owner.auth)
-        .send({ name: `env-${randomUUID()}` })
-    ).body.id as string;
+    const envId = await createEnv(gw, owner, `env-${randomUUID()}`);
     return { owner, admin, envId };
   };
   const newTeam = async (u: TestUser, envId: string) => {
@@ -102,15 +97,7 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
       target_connector_id: pgTarget.id,
       mapper_config: rules,
     });
-    const warehouse = await post(u, '/api/warehouses/', {
-      name: `wh-${tag}`,
-      team_id: teamId,
-      server_hostname: standIn.host,
-      http_path: HTTP_PATH,
-      access_token: SECRETS.warehouseToken,
-      catalog: 'main',
-      schema: 'sales',
-    });
+    const warehouse = await createWarehouse(gw, u, teamId, standIn, { name: `wh-${tag}` });
     await post(u, `/api/warehouses/${warehouse.id}/tasks/`, {
       name: `nightly-${tag}`,
       statement: 'select 1',
@@ -252,12 +239,7 @@ describe.each(databaseKinds())('deleting teams and environments on %s', (kind) =
     });
     const [a, b] = [await newTeam(owner, envId), await newTeam(owner, envId)];
     const objects = [await fill(owner, a), await fill(owner, b)];
-    const elsewhere = (
-      await gw.http
-        .post('/api/envs/')
-        .set(owner.auth)
-        .send({ name: `other-${randomUUID()}` })
-    ).body.id as string;
+    const elsewhere = await createEnv(gw, owner, `other-${randomUUID()}`);
     const survivor = await fill(owner, await newTeam(owner, elsewhere));
 
     expect((await gw.http.delete(`/api/envs/${envId}`).set(owner.auth)).status).toBe(204);

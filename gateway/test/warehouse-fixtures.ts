@@ -28,7 +28,7 @@ export function warehouseEnv(standIn: DatabricksStandIn): Record<string, string>
 }
 
 export async function createWarehouse(
-  gw: TestGateway,
+  gw: Pick<TestGateway, 'http'>,
   u: TestUser,
   teamId: string,
   standIn: DatabricksStandIn,
