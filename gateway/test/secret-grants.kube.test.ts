@@ -8,10 +8,11 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
-import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { createConnector, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 import { expectNothingLeaked } from './preflight-fixtures.js';
-import { startRecordingListener, type RecordingListener } from './recording-listener.js';
+import type { RecordingListener } from './recording-listener.js';
+import { secretNames, secretRef, startGrantSetup } from './secret-grant-fixtures.js';
 
 // Secret grants with the Kubernetes adapter, on the real API server: Secrets
 // made with a Kubernetes client (as `kubectl create secret` and `kubectl
@@ -48,10 +49,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
       KUBECONFIG: kubeconfig,
       SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
     });
-    admin = await gw.superuser();
-    a = await setupTeam(gw, 'k8s-grant-a');
-    b = await setupTeam(gw, 'k8s-grant-b');
-    hook = await startRecordingListener();
+    ({ admin, a, b, hook } = await startGrantSetup(gw, 'k8s-grant'));
     hookUrl = hook.url;
   }, 120_000);
   afterAll(async () => {
@@ -61,14 +59,11 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     expectNothingLeaked(gw, [PROD_PASSWORD, JWT_KEY, HEADER_KEY]);
   });
 
-  const ref = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } });
   const check = (token: unknown, u: TestUser) =>
     gw.http
       .post('/api/connector-types/webhook-target/check-credentials')
       .set(u.auth)
       .send({ url: hookUrl, auth_type: 'bearer', bearer_token: token });
-  const names = async (u: TestUser) =>
-    ((await gw.http.get('/api/k8s-secrets').set(u.auth)).body as { name: string }[]).map((s) => s.name);
   // A JSON merge patch, as `kubectl annotate` sends (null removes an annotation).
   const annotate = (name: string, annotations: Record<string, string | null>) =>
     core.patchNamespacedSecret(
@@ -83,7 +78,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     });
     const newbie = await gw.user();
     for (const u of [newbie, a.owner, admin]) {
-      const res = await check(ref('teama-prod-db', 'password'), u);
+      const res = await check(secretRef('teama-prod-db', 'password'), u);
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({
         loc: ['body', 'bearer_token'],
@@ -91,19 +86,19 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
       });
     }
     expect(hook.received).toEqual([]);
-    expect(await names(a.owner)).toEqual([]);
+    expect(await secretNames(gw, a.owner)).toEqual([]);
 
     await annotate('teama-prod-db', { 'sluice.dev/allowed-teams': a.teamId });
-    expect(await names(a.member)).toEqual(['teama-prod-db']);
-    expect(await names(b.owner)).toEqual([]);
-    const ok = await check(ref('teama-prod-db', 'password'), a.member);
+    expect(await secretNames(gw, a.member)).toEqual(['teama-prod-db']);
+    expect(await secretNames(gw, b.owner)).toEqual([]);
+    const ok = await check(secretRef('teama-prod-db', 'password'), a.member);
     expect(ok.status).toBe(200);
     expect(hook.received.map((r) => r.headers.authorization)).toEqual([`Bearer ${PROD_PASSWORD}`]);
-    expect((await check(ref('teama-prod-db', 'password'), b.owner)).status).toBe(422);
+    expect((await check(secretRef('teama-prod-db', 'password'), b.owner)).status).toBe(422);
     // By environment too.
     await annotate('teama-prod-db', { 'sluice.dev/allowed-teams': null, 'sluice.dev/allowed-envs': b.envId });
-    expect((await check(ref('teama-prod-db', 'password'), b.owner)).status).toBe(200);
-    expect((await check(ref('teama-prod-db', 'password'), a.owner)).status).toBe(422);
+    expect((await check(secretRef('teama-prod-db', 'password'), b.owner)).status).toBe(200);
+    expect((await check(secretRef('teama-prod-db', 'password'), a.owner)).status).toBe(422);
     // POST /k8s-secrets leaves Secrets to the cluster tools here.
     const post = await gw.http
       .post('/api/k8s-secrets')
@@ -126,13 +121,13 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     });
     const before = hook.received.length;
     for (const u of [a.owner, admin]) {
-      expect((await check(ref('prod-sluice-keys', 'jwt-secret'), u)).status).toBe(422);
+      expect((await check(secretRef('prod-sluice-keys', 'jwt-secret'), u)).status).toBe(422);
     }
     expect(hook.received.length).toBe(before);
-    expect(await names(admin)).not.toContain('prod-sluice-keys');
+    expect(await secretNames(gw, admin)).not.toContain('prod-sluice-keys');
     expect((await gw.http.delete('/api/k8s-secrets/prod-sluice-keys').set(admin.auth)).status).toBe(409);
     // And the Secrets Kubernetes makes for itself are no one's either.
-    expect((await names(admin)).filter((n) => !n.startsWith('sluice-'))).toEqual(['teama-prod-db']);
+    expect((await secretNames(gw, admin)).filter((n) => !n.startsWith('sluice-'))).toEqual(['teama-prod-db']);
   });
 
   it("keeps header values in the object's managed Secret and refuses that Secret to any other object", async () => {
@@ -154,7 +149,7 @@ describeWithKube('secret grants on the Kubernetes adapter (real API server)', ()
     expect(read.body.json_configuration.headers).toEqual({ 'X-Api-Key': '<redacted>' });
 
     const key = Object.keys(secret.data ?? {})[0] as string;
-    const stolen = ref(`sluice-connector-${c.id}`, key);
+    const stolen = secretRef(`sluice-connector-${c.id}`, key);
     const before = hook.received.length;
     const thief = await gw.http
       .post('/api/connectors/')

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
 import type { ConnectorResource } from '@sluice/shared';
 import { resolvedWorkerConfig, connectorWorkerConfig } from '../src/features/connectors/worker-config.js';
-import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { createConnector, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 import { expectNothingLeaked } from './preflight-fixtures.js';
-import { startRecordingListener, type RecordingListener } from './recording-listener.js';
+import type { RecordingListener } from './recording-listener.js';
+import { secretNames, secretRef, startGrantSetup } from './secret-grant-fixtures.js';
 
 // Who may reference which secret (docs/security.md, "Secret references"),
 // through the HTTP API: a secret is usable only when granted to the team
@@ -23,8 +24,6 @@ const HEADER_KEY = `header-api-key-${run}`;
 const ENV_VALUE = `env-granted-${run}`;
 const ALL_SECRETS = [PROD_PASSWORD, KEYS_VALUE, INLINE_TOKEN, HEADER_KEY, ENV_VALUE];
 
-const ref = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } });
-
 describe.each(databaseKinds())('secret references on %s', (kind) => {
   let gw: TestGateway;
   let admin: TestUser;
@@ -35,10 +34,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
 
   beforeAll(async () => {
     gw = await startTestGateway(kind, { SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128' });
-    admin = await gw.superuser();
-    a = await setupTeam(gw, 'grant-a');
-    b = await setupTeam(gw, 'grant-b');
-    hook = await startRecordingListener();
+    ({ admin, a, b, hook } = await startGrantSetup(gw, 'grant'));
     hookUrl = hook.url;
   }, 120_000);
   afterAll(async () => {
@@ -50,15 +46,13 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
   const check = (body: object, auth: { Authorization: string }, query = '') =>
     gw.http.post(`/api/connector-types/webhook-target/check-credentials${query}`).set(auth).send(body);
   const bearer = (token: unknown) => ({ url: hookUrl, auth_type: 'bearer', bearer_token: token });
-  const names = async (u: TestUser) =>
-    ((await gw.http.get('/api/k8s-secrets').set(u.auth)).body as { name: string }[]).map((s) => s.name);
   const putSecret = (body: object) => gw.http.post('/api/k8s-secrets').set(admin.auth).send(body);
 
   it('refuses a secret nobody granted: a brand-new user checks nothing with it, and learns nothing of it', async () => {
     expect((await putSecret({ name: 'teama-prod-db', data: { password: PROD_PASSWORD } })).status).toBe(201);
     const newbie = await gw.user();
     const before = hook.received.length;
-    const res = await check(bearer(ref('teama-prod-db', 'password')), newbie.auth);
+    const res = await check(bearer(secretRef('teama-prod-db', 'password')), newbie.auth);
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       {
@@ -70,7 +64,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     // The listener received nothing: no connection was made with the secret.
     expect(hook.received.length).toBe(before);
     // A secret that does not exist reads the same: no oracle of what exists.
-    const missing = await check(bearer(ref('no-such-secret', 'password')), newbie.auth);
+    const missing = await check(bearer(secretRef('no-such-secret', 'password')), newbie.auth);
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0].msg).toBe(
       (res.body.detail[0].msg as string).replace('teama-prod-db', 'no-such-secret'),
@@ -83,14 +77,14 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
         name: `steal-${run}`,
         connector_type: 'WEBHOOK_TARGET',
         team_id: b.teamId,
-        json_configuration: bearer(ref('teama-prod-db', 'password')),
+        json_configuration: bearer(secretRef('teama-prod-db', 'password')),
       });
     expect(create.status).toBe(422);
     expect(create.body.detail[0].loc).toEqual(['body', 'json_configuration', 'bearer_token']);
     const stored = await gw.http.get(`/api/connectors/?team_id=${b.teamId}`).set(b.owner.auth);
     expect(stored.body.items).toEqual([]);
-    expect(await names(newbie)).toEqual([]);
-    expect(await names(a.member)).toEqual([]);
+    expect(await secretNames(gw, newbie)).toEqual([]);
+    expect(await secretNames(gw, a.member)).toEqual([]);
   });
 
   it('lists and lets use a secret once granted to the team, and only to that team', async () => {
@@ -103,8 +97,8 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     expect(granted.body).toMatchObject({ allowed_team_ids: [a.teamId], allowed_env_ids: [] });
     const listed = (await gw.http.get('/api/k8s-secrets').set(a.member.auth)).body;
     expect(listed).toEqual([{ name: 'teama-prod-db', keys: ['password'], managed: false }]);
-    expect(await names(b.owner)).toEqual([]);
-    expect(await names(a.outsider)).toEqual([]);
+    expect(await secretNames(gw, b.owner)).toEqual([]);
+    expect(await secretNames(gw, a.outsider)).toEqual([]);
     const superView = (await gw.http.get('/api/k8s-secrets').set(admin.auth)).body as {
       name: string;
       allowed_team_ids: string[];
@@ -112,18 +106,18 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     expect(superView.find((s) => s.name === 'teama-prod-db')?.allowed_team_ids).toEqual([a.teamId]);
 
     const before = hook.received.length;
-    const ok = await check(bearer(ref('teama-prod-db', 'password')), a.member.auth);
+    const ok = await check(bearer(secretRef('teama-prod-db', 'password')), a.member.auth);
     expect(ok.status).toBe(200);
     expect(ok.body.ok).toBe(true);
     expect(hook.received.slice(before).map((r) => r.headers.authorization)).toEqual([
       `Bearer ${PROD_PASSWORD}`,
     ]);
     const c = await createConnector(gw, a.owner, a.teamId, `granted-${run}`, 'WEBHOOK_TARGET', {
-      ...bearer(ref('teama-prod-db', 'password')),
+      ...bearer(secretRef('teama-prod-db', 'password')),
     });
     expect(c.id).toEqual(expect.any(String));
 
-    const refused = await check(bearer(ref('teama-prod-db', 'password')), b.owner.auth);
+    const refused = await check(bearer(secretRef('teama-prod-db', 'password')), b.owner.auth);
     expect(refused.status).toBe(422);
     // A connector cannot move to a team the secret is not granted to.
     const move = await gw.http.patch(`/api/connectors/${c.id}`).set(admin.auth).send({ team_id: b.teamId });
@@ -135,10 +129,10 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     expect(
       (await putSecret({ name: 'env-b-db', data: { token: ENV_VALUE }, allowed_env_ids: [b.envId] })).status,
     ).toBe(201);
-    expect(await names(b.owner)).toContain('env-b-db');
-    expect(await names(a.owner)).not.toContain('env-b-db');
-    expect((await check(bearer(ref('env-b-db', 'token')), b.owner.auth)).status).toBe(200);
-    expect((await check(bearer(ref('env-b-db', 'token')), a.owner.auth)).status).toBe(422);
+    expect(await secretNames(gw, b.owner)).toContain('env-b-db');
+    expect(await secretNames(gw, a.owner)).not.toContain('env-b-db');
+    expect((await check(bearer(secretRef('env-b-db', 'token')), b.owner.auth)).status).toBe(200);
+    expect((await check(bearer(secretRef('env-b-db', 'token')), a.owner.auth)).status).toBe(422);
     const bad = await putSecret({
       name: 'env-b-db',
       data: { token: ENV_VALUE },
@@ -159,14 +153,14 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
       },
     );
     const before = hook.received.length;
-    const res = await check(bearer(ref('prod-sluice-keys', 'jwt-secret')), a.owner.auth);
+    const res = await check(bearer(secretRef('prod-sluice-keys', 'jwt-secret')), a.owner.auth);
     expect(res.status).toBe(422);
     expect(res.body.detail[0].msg).toContain('not granted to this team');
     expect(hook.received.length).toBe(before);
-    const sup = await check(bearer(ref('prod-sluice-keys', 'jwt-secret')), admin.auth);
+    const sup = await check(bearer(secretRef('prod-sluice-keys', 'jwt-secret')), admin.auth);
     expect(sup.status).toBe(422);
-    expect(await names(a.owner)).not.toContain('prod-sluice-keys');
-    expect(await names(admin)).not.toContain('prod-sluice-keys');
+    expect(await secretNames(gw, a.owner)).not.toContain('prod-sluice-keys');
+    expect(await secretNames(gw, admin)).not.toContain('prod-sluice-keys');
     expect((await gw.http.delete('/api/k8s-secrets/prod-sluice-keys').set(admin.auth)).status).toBe(409);
   });
 
@@ -174,7 +168,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     const victim = await createConnector(gw, a.owner, a.teamId, `victim-${run}`, 'WEBHOOK_TARGET', {
       ...bearer(INLINE_TOKEN),
     });
-    const stolen = ref(`sluice-connector-${victim.id}`, 'bearer_token');
+    const stolen = secretRef(`sluice-connector-${victim.id}`, 'bearer_token');
     const before = hook.received.length;
     const res = await check(bearer(stolen), a.owner.auth);
     expect(res.status).toBe(422);
@@ -204,7 +198,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
   it('stops a reference whose grant was taken away: pre-flight and worker alike (the upgrade rule)', async () => {
     await putSecret({ name: 'revoked-db', data: { token: ENV_VALUE }, allowed_team_ids: [a.teamId] });
     const c = await createConnector(gw, a.owner, a.teamId, `revoked-${run}`, 'WEBHOOK_TARGET', {
-      ...bearer(ref('revoked-db', 'token')),
+      ...bearer(secretRef('revoked-db', 'token')),
     });
     await putSecret({ name: 'revoked-db', data: { token: ENV_VALUE }, allowed_team_ids: [] });
     const before = hook.received.length;
@@ -225,12 +219,12 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
   it('treats webhook header values as secrets: redacted, sealed, referable, and sent', async () => {
     const c = await createConnector(gw, a.owner, a.teamId, `headers-${run}`, 'WEBHOOK_TARGET', {
       url: hookUrl,
-      headers: { 'X-Api-Key': HEADER_KEY, 'X-Shared': ref('teama-prod-db', 'password') },
+      headers: { 'X-Api-Key': HEADER_KEY, 'X-Shared': secretRef('teama-prod-db', 'password') },
     });
     const read = await gw.http.get(`/api/connectors/${c.id}`).set(a.owner.auth);
     expect(read.body.json_configuration.headers).toEqual({
       'X-Api-Key': '<redacted>',
-      'X-Shared': ref('teama-prod-db', 'password'),
+      'X-Shared': secretRef('teama-prod-db', 'password'),
     });
     const workerView = await gw.http.get(`/api/connectors/${c.id}/target-worker-config`).set(a.owner.auth);
     expect(workerView.status).toBe(200);
@@ -268,7 +262,7 @@ describe.each(databaseKinds())('secret references on %s', (kind) => {
     const bad = await gw.http
       .patch(`/api/connectors/${c.id}`)
       .set(a.owner.auth)
-      .send({ json_configuration: { url: hookUrl, headers: { 'X-Bad': ref('env-b-db', 'token') } } });
+      .send({ json_configuration: { url: hookUrl, headers: { 'X-Bad': secretRef('env-b-db', 'token') } } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['body', 'json_configuration', 'headers', 'X-Bad']);
   });
