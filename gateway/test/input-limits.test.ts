@@ -193,27 +193,21 @@ describe.each(databaseKinds())('input limits and body rules (%s)', (kind) => {
   describe('write bodies', () => {
     it('replays an Idempotency-Key for the same JSON with its keys in another order', async () => {
       const key = `canon-${kind}`;
-      const first = await gw.http
-        .post('/api/envs/')
-        .set(t.owner.auth)
-        .set('Idempotency-Key', key)
-        .send('{"name":"canon","description":"d","use_retention":false}')
-        .set('Content-Type', 'application/json');
+      /** `POST /envs/` of `body` (JSON text sent as it is written, or an object) under the one key. */
+      const create = (body: string | object) =>
+        gw.http
+          .post('/api/envs/')
+          .set(t.owner.auth)
+          .set('Idempotency-Key', key)
+          .send(body)
+          .set('Content-Type', 'application/json');
+      const first = await create('{"name":"canon","description":"d","use_retention":false}');
       expect(first.status).toBe(201);
-      const again = await gw.http
-        .post('/api/envs/')
-        .set(t.owner.auth)
-        .set('Idempotency-Key', key)
-        .send('{"use_retention":false,"description":"d","name":"canon"}')
-        .set('Content-Type', 'application/json');
+      const again = await create('{"use_retention":false,"description":"d","name":"canon"}');
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body.id).toBe(first.body.id);
-      const other = await gw.http
-        .post('/api/envs/')
-        .set(t.owner.auth)
-        .set('Idempotency-Key', key)
-        .send({ name: 'canon', description: 'other' });
+      const other = await create({ name: 'canon', description: 'other' });
       expect422(other, ['header', 'Idempotency-Key'], 'idempotency_key_reused');
     });
 
