@@ -105,6 +105,15 @@ describe.each(databaseKinds())('subscriptions on %s', (kind) => {
       smt_config: [{ key: 'x', path: 'x' }],
     });
     expect(both.status).toBe(422);
+    // Another name of the same field: not both, even when equal (the document says `not` both).
+    const same = await post({
+      datamodel_id: dms[0],
+      target_connector_id: kafka.id,
+      mapper_config: [],
+      smt_config: [],
+    });
+    expect(same.status).toBe(422);
+    expect(same.body.detail[0].loc).toEqual(['body', 'smt_config']);
     expect((await post({ datamodel_id: dms[0], target_connector_id: kafka.id }, t.outsider)).status).toBe(
       403,
     );
@@ -120,6 +129,12 @@ describe.each(databaseKinds())('subscriptions on %s', (kind) => {
       .set(t.owner.auth)
       .send({ datamodel_ids: dms, target_connector_ids: [kafka.id, dms[0]] });
     expect(bad.status).toBe(422);
+    // The issue is located at the list entry, with its own message.
+    expect(bad.body.detail).toContainEqual({
+      loc: ['body', 'target_connector_ids', 1],
+      msg: 'No such connector',
+      type: 'value_error',
+    });
     expect(await count()).toBe(before);
     const res = await gw.http
       .post('/api/subscriptions/subscribe-all')

@@ -304,6 +304,24 @@ describe.each(databaseKinds())('users on %s', (kind) => {
         ['body', 'email'],
       ]);
     });
+
+    it('lets a superuser pick any environment that exists, and answers 422 (not 500) for one that does not', async () => {
+      const theirs = await h.env(carol);
+      const any = await gw.http
+        .patch(`/api/users/${root.id}`)
+        .set(root.auth)
+        .send({ active_env_id: theirs.id });
+      expect(any.status).toBe(200);
+      const unknown = await gw.http
+        .patch(`/api/users/${root.id}`)
+        .set(root.auth)
+        .send({ active_env_id: randomUUID() });
+      expect(unknown.status).toBe(422);
+      expect(unknown.body.detail).toEqual([
+        { loc: ['body', 'active_env_id'], msg: 'No such environment', type: 'value_error' },
+      ]);
+      expect((await h.me(root)).body.active_env_id).toBe(theirs.id);
+    });
   });
 
   describe('/users/{id}', () => {

@@ -1,3 +1,4 @@
+import type { TSchema } from '@sinclair/typebox';
 import bcrypt from 'bcryptjs';
 import { badRequest } from '../http/errors.js';
 
@@ -24,6 +25,27 @@ export class Passwords {
     const target = hash ?? (await this.#dummy);
     const ok = await bcrypt.compare(password, target);
     return ok && hash !== undefined;
+  }
+
+  /**
+   * `schema` with the policy stated on its password `field`, for the OpenAPI
+   * document: the length in characters as minLength (the bound that 72 bytes
+   * of UTF-8 always allow as maxLength). The policy's answer stays the spec's
+   * named 400, so validation keeps the plain schema and `check` answers; the
+   * byte count and the e-mail rule are only in the description.
+   */
+  documented<T extends TSchema>(schema: T, field: string): T {
+    const rule = {
+      minLength: this.minLength,
+      maxLength: 72,
+      description: `At least ${this.minLength} characters, at most 72 bytes in UTF-8, not containing the e-mail address; otherwise the named 400 with its reason`,
+    };
+    const stated = (p: TSchema): TSchema =>
+      p.anyOf
+        ? { ...p, anyOf: (p.anyOf as TSchema[]).map((b) => (b.type === 'string' ? { ...b, ...rule } : b)) }
+        : { ...p, ...rule };
+    const props = schema.properties as Record<string, TSchema>;
+    return { ...schema, properties: { ...props, [field]: stated(props[field] ?? ({} as TSchema)) } } as T;
   }
 
   /** Throws the spec's `{code, reason}` 400 when the password breaks the policy. */

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import { Kind, type TSchema } from '@sinclair/typebox';
 import { SLUICE_VERSION, ErrorBody, ValidationErrorBody } from '@sluice/shared';
 import { MAX_JSON_DEPTH, NO_NUL_PATTERN } from './input-limits.js';
 import type { AnyRoute } from './route.js';
@@ -20,6 +20,30 @@ function withInputLimits(s: Json): Json {
     s.propertyNames = { pattern: NO_NUL_PATTERN };
   }
   return s;
+}
+
+const FREE_FORM = new Set(['Unknown', 'Any']);
+const JSON_VALUE_REF = '#/components/schemas/JsonValue';
+/** Any JSON value in which no string and no object key holds NUL (the input limits). */
+const JSON_VALUE: Json = {
+  description: 'Any JSON value; no string or object key contains NUL (U+0000), at any depth',
+  anyOf: [
+    { type: 'string', pattern: NO_NUL_PATTERN },
+    { type: ['number', 'boolean', 'null'] },
+    { type: 'array', items: { $ref: JSON_VALUE_REF } },
+    {
+      type: 'object',
+      propertyNames: { pattern: NO_NUL_PATTERN },
+      additionalProperties: { $ref: JSON_VALUE_REF },
+    },
+  ],
+};
+
+/** Whether `{}` misses a field the schema requires (in every branch of a union). */
+function needsBody(schema: unknown): boolean {
+  const s = schema as { required?: string[]; anyOf?: unknown[] };
+  if ((s.required ?? []).length > 0) return true;
+  return Array.isArray(s.anyOf) && s.anyOf.length > 0 && s.anyOf.every(needsBody);
 }
 
 /**
@@ -45,9 +69,13 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     }
     const out: Json = {};
     for (const [k, v] of Object.entries(s)) if (k !== '$id') out[k] = toJson(v, false, echo);
-    return echo ? out : withInputLimits(out);
+    if (echo) return out;
+    // A free-form value (`Type.Unknown()`): any JSON value, under the input limits at every depth.
+    if (FREE_FORM.has((s as { [Kind]?: string })[Kind] ?? '')) return { ...out, $ref: JSON_VALUE_REF };
+    return withInputLimits(out);
   };
   const ref = (schema: TSchema) => toJson(schema);
+  components.JsonValue = JSON_VALUE;
 
   const paths: Record<string, Json> = {};
   for (const r of routes) {
@@ -112,8 +140,11 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     if (r.body) {
       const type = r.bodyEncoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
       // A body whose fields are all optional may be left out: the server reads it as `{}`.
-      const required = ((r.body as { required?: string[] }).required ?? []).length > 0;
-      op.requestBody = { required, content: { [type]: { schema: ref(r.documentedBody ?? r.body) } } };
+      const documented = r.documentedBody ?? r.body;
+      op.requestBody = {
+        required: needsBody(documented),
+        content: { [type]: { schema: ref(documented) } },
+      };
     }
     if (r.auth === 'user') op.security = [{ bearer: [] }];
     (paths[path] ??= {})[r.method] = op;

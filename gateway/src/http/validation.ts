@@ -55,7 +55,8 @@ export function toIssues(errors: ErrorObject[], source: Source): ValidationIssue
   // In `X | null` unions ajv reports both branches; the null branch says nothing useful.
   const paths = new Map<string, ErrorObject[]>();
   for (const e of errors) {
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
+    // `if`/`then`: the `then` branch's own errors say what is missing.
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
     const list = paths.get(e.instancePath) ?? [];
     list.push(e);
     paths.set(e.instancePath, list);

@@ -90,6 +90,9 @@ export const VerifyBody = Type.Object(
 // --- environments (2.4) ---
 export const SECURITY_PROTOCOLS = ['PLAINTEXT', 'SASL_PLAINTEXT', 'SASL_SSL', 'SSL'] as const;
 export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'GSSAPI', 'OAUTHBEARER'] as const;
+const SASL_PROTOCOLS = SECURITY_PROTOCOLS.filter((p) => p.startsWith('SASL'));
+/** The mechanisms that authenticate with a user name and a password. */
+export const USER_PASSWORD_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
 
 /**
  * The environment's broker and its retention (spec 2.4 leaves the shape to us).
@@ -148,6 +151,31 @@ export const RetentionConfigurationInput = Type.Unsafe<RetentionConfiguration>({
   $id: 'RetentionConfigurationInput',
   anyOf: [{ required: ['bootstrap_servers'] }, { required: ['bootstrap_server'] }],
   not: { required: ['bootstrap_servers', 'bootstrap_server'] },
+  // SASL's fields, required together as the gateway checks them: a SASL
+  // protocol needs its mechanism; PLAIN and SCRAM need a user and a password
+  // (`<redacted>` keeps the stored one).
+  allOf: [
+    {
+      if: { properties: { security_protocol: { enum: SASL_PROTOCOLS } }, required: ['security_protocol'] },
+      then: { required: ['sasl_mechanism'], properties: { sasl_mechanism: { type: 'string' } } },
+    },
+    {
+      if: {
+        properties: {
+          security_protocol: { enum: SASL_PROTOCOLS },
+          sasl_mechanism: { enum: USER_PASSWORD_MECHANISMS },
+        },
+        required: ['security_protocol', 'sasl_mechanism'],
+      },
+      then: {
+        required: ['sasl_username', 'sasl_password'],
+        properties: {
+          sasl_username: { type: 'string', minLength: 1 },
+          sasl_password: { type: 'string', minLength: 1 },
+        },
+      },
+    },
+  ],
   'x-aliases': { bootstrap_server: 'bootstrap_servers' },
 });
 
@@ -157,7 +185,20 @@ const envFields = {
   use_retention: Type.Optional(Type.Boolean({ default: false })),
   retention_configuration: Type.Optional(Nullable(RetentionConfigurationInput)),
 };
-export const EnvCreate = Type.Object(envFields, { $id: 'EnvCreate', additionalProperties: false });
+export const EnvCreate = Type.Object(envFields, {
+  $id: 'EnvCreate',
+  additionalProperties: false,
+  // The retention is stored on the environment's broker: it needs the broker settings.
+  allOf: [
+    {
+      if: { properties: { use_retention: { const: true } }, required: ['use_retention'] },
+      then: {
+        required: ['retention_configuration'],
+        properties: { retention_configuration: { type: 'object' } },
+      },
+    },
+  ],
+});
 export type EnvCreate = Static<typeof EnvCreate>;
 export const EnvUpdate = Type.Partial(Type.Object(envFields), {
   $id: 'EnvUpdate',

@@ -41,6 +41,7 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'public',
       summary: 'Register a user (404 when self-registration is off)',
       body: UserCreate,
+      documentedBody: ctx.passwords.documented(UserCreate, 'password'),
       // Disabled registration does not exist: 404 whatever the body, before validation.
       before: [(_req, _res, next) => next(ctx.config.allowRegistration ? undefined : notFound())],
       responses: {
@@ -114,6 +115,7 @@ export function authRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'public',
       summary: 'Set a new password with a reset token (single use, one hour)',
       body: ResetPasswordBody,
+      documentedBody: ctx.passwords.documented(ResetPasswordBody, 'password'),
       responses: {
         200: { description: 'Password changed (empty body)' },
         400: { description: 'RESET_PASSWORD_BAD_TOKEN or RESET_PASSWORD_INVALID_PASSWORD' },

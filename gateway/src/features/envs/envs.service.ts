@@ -4,6 +4,7 @@ import {
   type EnvRead,
   type EnvUpdate,
   type RetentionConfiguration,
+  USER_PASSWORD_MECHANISMS,
 } from '@sluice/shared';
 import { requireEnv } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
@@ -39,7 +40,7 @@ function checkBroker(
         msg: `Required with ${cfg.security_protocol}`,
         type: 'missing',
       });
-    const userPass = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(cfg.sasl_mechanism ?? '');
+    const userPass = (USER_PASSWORD_MECHANISMS as readonly string[]).includes(cfg.sasl_mechanism ?? '');
     if (userPass && !cfg.sasl_username)
       issues.push({
         loc: [...loc, 'sasl_username'],

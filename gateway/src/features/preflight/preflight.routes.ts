@@ -95,16 +95,70 @@ const MessageList = Type.Object(
   },
   { $id: 'PreflightMessageList', additionalProperties: false },
 );
-const FetchMessagesBody = Type.Union(
-  [
-    Type.Object({ datamodelId: Uuid }, { additionalProperties: false }),
-    Type.Object({ connectorId: Uuid, source_topic: Type.String() }, { additionalProperties: false }),
-    Type.Record(Type.String(), Type.Unknown(), {
-      description: 'The inline KAFKA_SOURCE configuration, with its `topic`',
-    }),
-  ],
-  { description: 'Exactly one of the three forms; `limit` (1–10) may be added to the inline form' },
-);
+/**
+ * The body of a pre-flight action as the document states it: the type's
+ * `json_configuration` schema (its required fields, fields required together,
+ * patterns), the capture list optional, and `tables` for fetch-schema; or an
+ * empty body, which checks the stored configuration of the query's
+ * `connector_id` (without it, the empty body lacks the required fields: 422).
+ */
+function documentedBody(def: ConnectorTypeDef, action: PreflightAction): TSchema {
+  const schema = def.schema as TSchema & { $id: string; required?: string[]; properties: object };
+  const extra: Record<string, TSchema> =
+    action === 'fetch-schema'
+      ? {
+          tables: Type.Array(Type.String({ minLength: 1 }), {
+            minItems: 1,
+            maxItems: 100,
+            description:
+              'The tables (`schema.table`, or `database.table` on MySQL and MariaDB); default: the whitelist',
+          }),
+        }
+      : {};
+  const configuration = {
+    ...schema,
+    $id: `Preflight${schema.$id}${action === 'fetch-schema' ? 'FetchSchema' : ''}`,
+    required: (schema.required ?? []).filter((k) => k !== def.topics_config_key),
+    properties: { ...schema.properties, ...extra },
+    // fetch-schema reads `tables`, else the capture list: one of them is needed.
+    ...(action === 'fetch-schema' && def.topics_config_key
+      ? { anyOf: [{ required: ['tables'] }, { required: [def.topics_config_key] }] }
+      : {}),
+  };
+  return Type.Union([
+    configuration as TSchema,
+    Type.Object(
+      {},
+      { additionalProperties: false, description: 'With `connector_id`: its stored configuration' },
+    ),
+  ]);
+}
+
+/** The inline form of fetch-messages: KAFKA_SOURCE's configuration, with its `topic`, and `limit`. */
+function inlineKafkaSource(def: ConnectorTypeDef): TSchema {
+  const schema = def.schema as TSchema & { $id: string; properties: object };
+  return {
+    ...schema,
+    $id: `PreflightFetchMessages${schema.$id}`,
+    properties: {
+      ...schema.properties,
+      limit: Type.Integer({ minimum: 1, maximum: 10, description: 'How many messages (default 5)' }),
+    },
+  } as TSchema;
+}
+
+const fetchMessagesBody = (def: ConnectorTypeDef) =>
+  Type.Union(
+    [
+      Type.Object({ datamodelId: Uuid }, { additionalProperties: false }),
+      Type.Object(
+        { connectorId: Uuid, source_topic: Type.String({ pattern: '^[A-Za-z0-9._-]{1,249}$' }) },
+        { additionalProperties: false },
+      ),
+      inlineKafkaSource(def),
+    ],
+    { description: 'Exactly one of the three forms' },
+  );
 
 const errors = {
   403: { description: 'connector_id (or the data model) belongs to a team the caller is not in' },
@@ -163,7 +217,7 @@ function actionRoute(ctx: GatewayContext, def: ConnectorTypeDef, action: Preflig
       : 'Not supported by this version of Sluice: answers 501.',
     query: Query,
     body: AnyBody,
-    ...(action === 'fetch-messages' ? { documentedBody: FetchMessagesBody } : {}),
+    documentedBody: action === 'fetch-messages' ? fetchMessagesBody(def) : documentedBody(def, action),
     responses,
     handler: async ({ principal, query, body }) => {
       if (!supported) {

@@ -1,3 +1,4 @@
+import type { TSchema } from '@sinclair/typebox';
 import {
   SubscribeAll,
   SubscriptionCreate,
@@ -11,6 +12,12 @@ import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as subscriptions from './subscriptions.service.js';
+
+/** The body as documented: `smt_config` is another name of `mapper_config`, so not both. */
+const oneMapperName = <T extends TSchema>(schema: T): T => ({
+  ...schema,
+  not: { required: ['mapper_config', 'smt_config'] },
+});
 
 const tag = 'subscriptions';
 const forbidden403 = { description: 'Not a member of the owning team' };
@@ -66,6 +73,7 @@ export function subscriptionRoutes(ctx: GatewayContext): AnyRoute[] {
         'Kubernetes: created in the release namespace, so both ends must live there (an end applied in ' +
         'another watched namespace is a 422 naming it: references never cross namespaces).',
       body: SubscriptionCreate,
+      documentedBody: oneMapperName(SubscriptionCreate),
       responses: {
         201: { description: 'Created', schema: SubscriptionRead },
         403: forbidden403,
@@ -114,6 +122,7 @@ export function subscriptionRoutes(ctx: GatewayContext): AnyRoute[] {
       summary: 'Change a subscription (all fields optional); the target worker restarts',
       params: IdParams,
       body: SubscriptionUpdate,
+      documentedBody: oneMapperName(SubscriptionUpdate),
       responses: {
         200: { description: 'The subscription', schema: SubscriptionRead },
         403: forbidden403,

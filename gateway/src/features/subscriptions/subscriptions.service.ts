@@ -24,7 +24,14 @@ import { prepareMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName, replaceStep, secretStep } from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
-import { conflict, invalid, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
+import {
+  conflict,
+  HttpError,
+  invalid,
+  notFound,
+  unprocessable,
+  type ValidationIssue,
+} from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { findConnector } from '../connectors/connectors.repository.js';
 import { findDataModel } from '../datamodels/datamodels.repository.js';
@@ -41,10 +48,10 @@ export interface SubscriptionEnds {
   target: ConnectorResource;
 }
 
-/** mapper_config, or its alias smt_config (spec 2.9); both and different is a 422. */
+/** mapper_config, or its alias smt_config (spec 2.9); both is a 422, as the document says. */
 export function mapperOf(body: SubscriptionFields, loc: Loc): unknown[] | undefined {
   const { mapper_config: m, smt_config: s } = body;
-  if (m !== undefined && s !== undefined && JSON.stringify(m) !== JSON.stringify(s)) {
+  if (m !== undefined && s !== undefined) {
     throw invalid([...loc, 'smt_config'], 'smt_config is another name for mapper_config: send one of them');
   }
   return m ?? s;
@@ -209,20 +216,19 @@ export async function subscribeAll(ctx: GatewayContext, p: Principal, body: Subs
   for (const [i, datamodelId] of body.datamodel_ids.entries()) {
     for (const [j, targetId] of body.target_connector_ids.entries()) {
       const ends = await resolveEnds(ctx, p, datamodelId, targetId, ['body']).catch((err: unknown) => {
-        // Locate the failing pair's ids in the request lists.
-        if (err instanceof Error && 'status' in err && (err as { status: number }).status === 422) {
-          throw unprocessable([
-            {
-              loc: ['body', 'datamodel_ids', i],
-              msg: 'Cannot be delivered to the target at the same index below',
-              type: 'value_error',
-            },
-            {
-              loc: ['body', 'target_connector_ids', j],
-              msg: (err as { message: string }).message,
-              type: 'value_error',
-            },
-          ]);
+        // Locate the failing pair's ids in the request lists: each issue at
+        // the list entry it names, with its own message.
+        if (err instanceof HttpError && err.status === 422 && Array.isArray(err.detail)) {
+          const at: Record<string, (string | number)[]> = {
+            datamodel_id: ['body', 'datamodel_ids', i],
+            target_connector_id: ['body', 'target_connector_ids', j],
+          };
+          throw unprocessable(
+            (err.detail as ValidationIssue[]).map((issue) => {
+              const list = at[String(issue.loc[1])];
+              return { ...issue, loc: list ? [...list, ...issue.loc.slice(2)] : issue.loc };
+            }),
+          );
         }
         throw err;
       });

@@ -52,6 +52,7 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       summary:
         'Update the caller (only superusers change is_active, is_superuser, is_verified). A new password ends every other token of the caller at once; the token of this request stays valid',
       body: UserSafeUpdate,
+      documentedBody: ctx.passwords.documented(UserSafeUpdate, 'password'),
       responses: {
         200: { description: 'Updated', schema: UserRead },
         400: { description: 'UPDATE_USER_EMAIL_ALREADY_EXISTS or UPDATE_USER_INVALID_PASSWORD' },
@@ -69,6 +70,7 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       summary:
         'Change the caller’s password. Every other token of the caller stops working at once; the token of this request stays valid',
       body: UserPasswordChange,
+      documentedBody: ctx.passwords.documented(UserPasswordChange, 'new_password'),
       responses: {
         200: { description: 'Changed', schema: UserRead },
         400: { description: 'CHANGE_PASSWORD_BAD_PASSWORD or UPDATE_USER_INVALID_PASSWORD' },
@@ -168,6 +170,7 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
         'Update a user (superuser, or oneself). A new password set by a superuser ends every token of that user at once (set on oneself: every token but this request’s)',
       params: IdParams,
       body: UserSafeUpdate,
+      documentedBody: ctx.passwords.documented(UserSafeUpdate, 'password'),
       responses: {
         200: { description: 'Updated', schema: UserRead },
         400: { description: 'UPDATE_USER_EMAIL_ALREADY_EXISTS or UPDATE_USER_INVALID_PASSWORD' },

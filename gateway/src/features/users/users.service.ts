@@ -8,7 +8,7 @@ import type { UserPatch, UserRow } from '../../db/schema.js';
 import { badRequest, conflict, forbidden, invalid, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { passwordPatch, setPassword } from '../auth/auth.service.js';
-import { addEnvMember, findEnvMembership } from '../envs/envs.repository.js';
+import { addEnvMember, findEnvMembership, findEnvWithMembership } from '../envs/envs.repository.js';
 import { addTeamMembers } from '../teams/teams.repository.js';
 import { toOtherUserRead, toUserRead } from './users.mapper.js';
 import * as sat from './service-accounts.repository.js';
@@ -70,8 +70,11 @@ export async function updateUser(
     if (body.is_verified !== true || !p.user.is_superuser) patch.is_verified = false;
   }
   if (body.active_env_id !== undefined) {
-    if (body.active_env_id !== null && !(await findEnvMembership(ctx.db, target.id, body.active_env_id))) {
-      if (!target.is_superuser)
+    if (body.active_env_id !== null) {
+      // A superuser may pick any environment, one that exists.
+      const env = await findEnvWithMembership(ctx.db, body.active_env_id, target.id);
+      if (!env) throw invalid(['body', 'active_env_id'], 'No such environment');
+      if (env.member_admin === null && !target.is_superuser)
         throw invalid(['body', 'active_env_id'], 'The user is not a member of this environment');
     }
     patch.active_env_id = body.active_env_id;
