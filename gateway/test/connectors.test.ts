@@ -186,9 +186,10 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
         target_table_name: 'a-out',
       }),
     ]);
+    // A target has no source worker: the resource the path names does not exist.
     expect(
       (await gw.http.get(`/api/connectors/${dst.id}/source-worker-config`).set(t.owner.auth)).status,
-    ).toBe(400);
+    ).toBe(404);
   });
 
   it('refuses an empty CDC table list at creation with a 422', async () => {

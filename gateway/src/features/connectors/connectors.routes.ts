@@ -42,9 +42,10 @@ export function connectorRoutes(ctx: GatewayContext): AnyRoute[] {
       params: IdParams,
       responses: {
         200: { description: 'The worker configuration' },
-        400: { description: `Not a ${direction} connector` },
         403: forbidden403,
-        404: notFound404,
+        404: {
+          description: `No such connector, or not a ${direction} connector (it has no ${direction} worker)`,
+        },
       },
       handler: async ({ principal, params }) =>
         ok(await connectorWorkerConfig(ctx, principal, params.id, direction)),

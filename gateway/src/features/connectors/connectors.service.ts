@@ -34,7 +34,6 @@ import {
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import {
-  badRequest,
   conflict,
   invalid,
   notFound,
@@ -388,7 +387,11 @@ export async function runConnector(
   return to.toUpperCase();
 }
 
-/** A source (or target) connector for a worker-config call; 400 for the other direction. */
+/**
+ * A source (or target) connector for a worker-config call. A connector of the
+ * other direction has no such worker, so the resource the path names does not
+ * exist: 404, as for an unknown id.
+ */
 export async function loadDirected(
   ctx: GatewayContext,
   p: Principal,
@@ -397,7 +400,7 @@ export async function loadDirected(
 ) {
   const row = await loadConnector(ctx, p, id);
   if (connectorType(row.connector_type)?.direction !== direction) {
-    throw badRequest(`The connector is not a ${direction} connector`);
+    throw notFound(`The connector is not a ${direction} connector: it has no ${direction} worker`);
   }
   return row;
 }

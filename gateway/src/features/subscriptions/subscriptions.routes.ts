@@ -1,5 +1,8 @@
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import {
+  mapperConfigSchema,
+  mapperRuleSchema,
+  SecretRef,
   SubscribeAll,
   SubscriptionCreate,
   SubscriptionList,
@@ -13,9 +16,36 @@ import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as subscriptions from './subscriptions.service.js';
 
-/** The body as documented: `smt_config` is another name of `mapper_config`, so not both. */
+/**
+ * The mapping as the document states it: the mapper's column rules
+ * (shared/mapper/rule.ts), with `encrypt_key` also a secret reference
+ * (`<redacted>` keeps the stored one). What a schema cannot say (path syntax,
+ * strftime directives, unique keys, a table target's primary key) stays a
+ * located 422.
+ */
+const SubscriptionMapperConfig = Type.Unsafe<unknown[]>({
+  ...mapperConfigSchema,
+  $id: 'SubscriptionMapperConfig',
+  items: {
+    ...mapperRuleSchema,
+    properties: {
+      ...mapperRuleSchema.properties,
+      encrypt_key: { anyOf: [{ type: 'string', minLength: 1 }, SecretRef, { type: 'null' }] },
+    },
+  },
+});
+
+/** The body as documented: the mapping's rules, and `smt_config` another name of `mapper_config`, so not both. */
 const oneMapperName = <T extends TSchema>(schema: T): T => ({
   ...schema,
+  properties: {
+    ...(schema.properties as object),
+    mapper_config: SubscriptionMapperConfig,
+    smt_config: {
+      allOf: [SubscriptionMapperConfig],
+      description: 'Another name of mapper_config (spec 2.9)',
+    },
+  },
   not: { required: ['mapper_config', 'smt_config'] },
 });
 
