@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
+import type { SluiceKind } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import {
@@ -13,6 +14,7 @@ import {
   WORKER_PROGRAM,
 } from '../../operator/test/kafka-helpers.js';
 import { stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
+import type { GatewayContext } from '../src/context.js';
 import { databaseKinds, type TestUser } from './harness.js';
 import { createEnv } from './catalog-fixtures.js';
 import { startRestartableGateway, type RestartableGateway } from './restartable-gateway.js';
@@ -211,25 +213,25 @@ describeWithKafka('deleting a team whose pipelines run (real workers, real broke
     it('a gateway restart in the middle of the deletion resumes it: the workers stay stopped and the slot goes', async () => {
       const { owner, su, teamId } = await start();
       const pipelines = await livePipelines(owner, teamId);
+      // The runner is held at the first subscription it deletes (after the pipelines, before
+      // the rest), so that the stop always finds work left: the gate opens only once the
+      // runner has been asked to stop, and the subscription it was on is its last object.
+      const held = holdFirstDelete(gw.ctx, 'Subscription');
       expect((await gw.http.delete(`/api/teams/${teamId}`).set(owner.auth)).status).toBe(204);
       const [deletion] = (await gw.http.get('/api/deletions/').set(su.auth)).body.items;
-      // Stopped once the pipelines are deleted, before the connectors are (read from the
-      // service database: an HTTP poll is too slow to catch the pass in the middle).
-      const midway = await eventually(
-        () =>
-          gw.ctx.db
-            .selectFrom('deletions')
-            .selectAll()
-            .where('id', '=', deletion.id)
-            .executeTakeFirstOrThrow(),
-        (d) => d.progress.pipelines!.deleted >= 1,
-        60_000,
-        2,
-      );
+      await held.reached;
+      const midway = await gw.ctx.db
+        .selectFrom('deletions')
+        .selectAll()
+        .where('id', '=', deletion.id)
+        .executeTakeFirstOrThrow();
       expect(midway.state).toBe('running');
+      expect(midway.progress).toMatchObject({ pipelines: { deleted: 2 }, subscriptions: { deleted: 0 } });
       // The gateway's shutdown stops the runner between two objects (first, here, so that the
       // rest of the shutdown does not give it time to finish), then everything else.
-      await stopDeletionRunner(gw.ctx);
+      const stopping = stopDeletionRunner(gw.ctx);
+      held.open();
+      await stopping;
       await gw.restart();
       const after = (await gw.http.get(`/api/deletions/${deletion.id}`).set(su.auth)).body;
       expect(after.state).not.toBe('succeeded');
@@ -240,3 +242,27 @@ describeWithKafka('deleting a team whose pipelines run (real workers, real broke
     }, 300_000);
   });
 });
+
+/**
+ * Holds the first delete of `kind` the gateway's catalog makes until `open`:
+ * `reached` resolves once the runner waits there. Only that one call waits,
+ * and only in this context (a restarted gateway has a catalog of its own).
+ */
+function holdFirstDelete(ctx: GatewayContext, kind: SluiceKind): { reached: Promise<void>; open(): void } {
+  const { catalog } = ctx;
+  const original = catalog.delete.bind(catalog);
+  let arrive!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (arrive = r));
+  const gate = new Promise<void>((r) => (release = r));
+  let armed = true;
+  catalog.delete = async (k, id) => {
+    if (armed && k === kind) {
+      armed = false;
+      arrive();
+      await gate;
+    }
+    return original(k, id);
+  };
+  return { reached, open: release };
+}
