@@ -78,9 +78,14 @@ describe('the embedded operator drives pipelines and connectors (spec 3.1, 3.2)'
     // The target waits for its source: it never started.
     expect((await get(`/api/connectors/${target}`)).body.status).toBe('building');
 
-    script(source!, 'ready');
+    // The start is made while the worker still fails, so the pipeline is surely in error: the
+    // runtime keeps restarting a failed worker with its back-off, and one restarted after the
+    // fix would bring the pipeline back by itself (`building`, then `live`, where a start is a
+    // 409). Fixed once the start was accepted, the worker the start restarted comes up; `live`
+    // requires both connectors to have taken this start.
     const retry = await gw.http.post(`/api/pipelines/${p.id}/start`).set(t.owner.auth);
     expect([retry.status, retry.body]).toEqual([202, 'BUILDING']);
+    script(source!, 'ready');
     await stateOf(`/api/pipelines/${p.id}`, 'live');
   });
 
