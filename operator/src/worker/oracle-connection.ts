@@ -207,9 +207,17 @@ const SOCKET_TEXT: Readonly<Record<string, string>> = {
  * One sentence for an error of a connection to `where` or of a statement:
  * the address policy, the network, the Oracle handshake, the login, then
  * known ORA codes in words. Never a statement, a bind value, a password or a
- * stack trace; the code is kept for searching the documentation.
+ * stack trace; the code is kept for searching the documentation. `phase`
+ * says whether a session was open: a peer that closes while the driver
+ * connects is no Oracle listener, however the driver saw the close (an
+ * end-of-file while it read, or EPIPE/ECONNRESET while it wrote its connect
+ * packet — which of the two depends on timing alone).
  */
-export function describeOracleError(error: unknown, where: string): string {
+export function describeOracleError(
+  error: unknown,
+  where: string,
+  phase: 'connect' | 'session' = 'session',
+): string {
   if (
     error instanceof OutboundAddressDeniedError ||
     error instanceof OracleSettingsError ||
@@ -237,7 +245,7 @@ export function describeOracleError(error: unknown, where: string): string {
     case 'NJS-500':
     case 'NJS-501':
     case 'NJS-521':
-      return /NJS-521|end-of-file/.test(message)
+      return phase === 'connect' || /NJS-521|end-of-file/.test(message)
         ? `${where} closed the connection during the Oracle handshake: is an Oracle listener there? (${code})`
         : `The connection to Oracle at ${where} was closed or broken (${code})`;
     case 'NJS-518':

@@ -73,7 +73,9 @@ export async function checkOracle(
   } catch (e) {
     abandoned = true;
     if (e instanceof PreflightFailure) throw e;
-    throw new PreflightFailure(describeOracleError(e, where), { cause: e });
+    throw new PreflightFailure(describeOracleError(e, where, session ? 'session' : 'connect'), {
+      cause: e,
+    });
   } finally {
     await session?.close().catch(() => undefined);
   }

@@ -159,7 +159,7 @@ class OracleSink implements Sink {
     try {
       this.session = await this.options.connect();
     } catch (error) {
-      throw new OracleSinkError(this.describe(error));
+      throw new OracleSinkError(describeOracleError(error, this.options.where, 'connect'));
     }
     return this.session;
   }
