@@ -106,6 +106,13 @@ describe('pre-flight checks: shapes, unsupported types, webhook', () => {
     expect(redacted.status).toBe(422);
     expect(redacted.body.detail[0].loc).toEqual(['body', 'bearer_token']);
     expect(redacted.body.detail[0].msg).toMatch(/connector_id/);
+    // A header name outside the token pattern is refused with its value unchecked, not a 500.
+    const badHeader = await post('webhook-target/check-credentials', {
+      url: hookUrl,
+      headers: { 'not a token': ['x', 1] },
+    });
+    expect(badHeader.status).toBe(422);
+    expect(badHeader.body.detail[0].loc).toEqual(['body', 'headers', 'not a token']);
   });
 
   it('checks a webhook with a HEAD request and sends no row', async () => {

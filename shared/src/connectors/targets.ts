@@ -258,6 +258,8 @@ export const WebhookTargetConfig = configSchema(
         secretField('Value of the header', { inline: { minLength: 0, maxLength: 8192 } }),
         {
           maxProperties: 50,
+          // A name outside the pattern is refused, not left unchecked (with any value) beside it.
+          additionalProperties: false,
           description:
             'Extra request headers; each value is a secret (inline, read back as "<redacted>", or a valueFrom reference)',
         },
