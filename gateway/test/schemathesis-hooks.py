@@ -42,9 +42,9 @@ def _locs(response):
     return [item.get("loc") for item in detail if isinstance(item, dict)] if isinstance(detail, list) else []
 
 
-def _under(prefix, locs):
-    """Whether every issue's loc starts with `prefix` (no prefix: any)."""
-    return not prefix or all((loc or [])[: len(prefix)] == prefix for loc in locs)
+def _under(prefixes, locs):
+    """Whether every issue's loc starts with one of `prefixes` (none given: any)."""
+    return not prefixes or all(any((loc or [])[: len(p)] == p for p in prefixes) for loc in locs)
 
 
 def _details(response):
@@ -86,7 +86,7 @@ def filter_failure(context, failure, case, response):
             and response.status_code == entry["status"]
             and all(entry["pattern"].search(d) for d in details)
             and (not entry.get("emptyBodyWithoutConnectorId") or _empty_without_connector_id(case))
-            and _under(entry.get("locPrefix"), _locs(response))
+            and _under(entry.get("locPrefixes"), _locs(response))
         ):
             with open(os.environ["SLUICE_SCHEMATHESIS_DROPPED"], "a", encoding="utf-8") as out:
                 out.write(json.dumps({"operation": label, "status": response.status_code, "details": details, "entry": index}) + "\n")

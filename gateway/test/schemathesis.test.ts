@@ -84,8 +84,8 @@ interface Rejection {
   detail: string;
   /** Only for a request with an empty body and no `connector_id` in its query. */
   emptyBodyWithoutConnectorId?: boolean;
-  /** Only when every issue's `loc` starts with this. */
-  locPrefix?: string[];
+  /** Only when every issue's `loc` starts with one of these. */
+  locPrefixes?: string[][];
   reason: string;
 }
 const REJECTIONS: Rejection[] = [
@@ -237,14 +237,26 @@ const REJECTIONS: Rejection[] = [
   },
   {
     reason:
-      "A connector's json_configuration follows the schema of its connector_type (GET /connector-types/ " +
+      "A connector's json_configuration (a pipeline's source_config, target_config) follows the schema of its connector_type (GET /connector-types/ " +
       'lists them). Stated in the document as one if/then per type (some 25), Schemathesis cannot generate ' +
       'from it ("Schema Error"), so the document names the rule in its description and leaves the value ' +
       'free-form; a PATCH without connector_type is checked against the stored type (state).',
-    operations: ['POST /connectors/', 'PATCH /connectors/{id}'],
+    operations: ['POST /connectors/', 'PATCH /connectors/{id}', 'POST /pipelines/', 'PATCH /pipelines/{id}'],
     status: 422,
     detail: '',
-    locPrefix: ['body', 'json_configuration'],
+    locPrefixes: [
+      ['body', 'json_configuration'],
+      ['body', 'source_config'],
+      ['body', 'target_config'],
+    ],
+  },
+  {
+    reason:
+      "Without env_id, the caller's active environment is the one meant: whether the caller has one is " +
+      'state (a run may clear it through PATCH /users/me).',
+    operations: ['GET /teams/', 'GET /teams/filter-one'],
+    status: 422,
+    detail: '^No environment selected',
   },
   {
     reason: "The e-mail address is already another account's (spec 7 names these 400s).",

@@ -1,5 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import {
+  CONNECTOR_TYPES,
   CatalogFilterOneQuery,
   PipelineConfiguration,
   PipelineCount,
@@ -18,6 +19,39 @@ import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as pipelines from './pipelines.service.js';
+
+/**
+ * The flattened body as documented: each side is an existing connector or a
+ * new one (name, type, configuration), not both (spec 7).
+ */
+const given = (k: string) => ({ required: [k], properties: { [k]: { not: { type: 'null' } } } });
+const oneFormPerSide = <T extends TSchema>(schema: T): T => ({
+  ...schema,
+  allOf: (['source', 'target'] as const).flatMap((side) => {
+    const trio = [`${side}_name`, `${side}_type`, `${side}_config`];
+    return [
+      {
+        not: {
+          required: [`existing_${side}_id`],
+          properties: { [`existing_${side}_id`]: { type: 'string' } },
+          anyOf: trio.map(given),
+        },
+      },
+      // A new connector needs all three, and a type of its side.
+      ...trio.map((k) => ({ if: given(k), then: { allOf: trio.map(given) } })),
+      {
+        properties: {
+          [`${side}_type`]: {
+            anyOf: [
+              { enum: CONNECTOR_TYPES.filter((d) => d.direction === side).map((d) => d.type) },
+              { type: 'null' },
+            ],
+          },
+        },
+      },
+    ];
+  }),
+});
 
 const tag = 'pipelines';
 const forbidden403 = { description: 'Not a member of the owning team ({detail})' };
@@ -94,6 +128,7 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
         'Kubernetes: created in the release namespace; an `existing_*_id` of another watched namespace is ' +
         'a 422 (references never cross namespaces).',
       body: PipelineCreate,
+      documentedBody: oneFormPerSide(PipelineCreate),
       responses: {
         201: { description: 'Created', schema: PipelineRead },
         403: forbidden403,
@@ -150,6 +185,7 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
       summary: 'Change a pipeline (spec 4.4 update patterns); version + 1',
       params: IdParams,
       body: PipelineUpdate,
+      documentedBody: oneFormPerSide(PipelineUpdate),
       responses: {
         200: { description: 'The full pipeline', schema: PipelineRead },
         403: forbidden403,
