@@ -8,7 +8,8 @@
 #
 #   ~/.cache/sluice/schemathesis/<version>/bin/st
 #
-# Needs python3 with the venv module (Debian: python3-venv). Idempotent;
+# Needs python3; Debian's python3-venv is installed when its venv module is
+# missing. Idempotent;
 # concurrent callers wait on a lock (flock) instead of installing twice.
 # Install output goes to stderr, only the path goes to stdout. The version can
 # be overridden with SLUICE_SCHEMATHESIS_VERSION.
@@ -25,7 +26,15 @@ flock 9
 if [[ ! -x "$dir/bin/st" || ! -f "$dir/.installed" ]]; then
   rm -rf "$dir"
   echo "Installing Schemathesis $VERSION into $dir" >&2
-  python3 -m venv "$dir" >&2
+  if ! python3 -m venv "$dir" >&2; then
+    # Debian's python3 splits venv (and ensurepip) into python3-venv.
+    echo "Installing python3-venv from Debian's packages" >&2
+    rm -rf "$dir"
+    sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-venv >&2
+    python3 -m venv "$dir" >&2
+  fi
   "$dir/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$VERSION" >&2
   touch "$dir/.installed"
 fi
