@@ -33,13 +33,7 @@ import {
 } from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
-import {
-  conflict,
-  invalid,
-  notFound,
-  unprocessable,
-  type ValidationIssue,
-} from '../../http/errors.js';
+import { conflict, invalid, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { captureEntries, datamodelObjects } from '../datamodels/datamodels.plan.js';
 import * as repo from './connectors.repository.js';
