@@ -1,4 +1,4 @@
-// API benchmark (issue 2, "Speed"): the real gateway (`node gateway/dist/main.js`
+// API benchmark: the real gateway (`node gateway/dist/main.js`
 // in a child process, on a temporary data dir and a free 127.0.0.1 port) is
 // seeded through its REST API (users, environments, a team, and a catalog of
 // pipelines in that team), then autocannon drives six authenticated reads
@@ -48,7 +48,7 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || undefined;
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? resolve(process.env.BENCH_CPU_PROF_DIR) : undefined;
 const JSON_OUT = process.env.BENCH_JSON || undefined;
-const GOAL = 0.5; // issue 2: authenticated reads at least 50% of the floor
+const GOAL = 0.5; // authenticated reads at least 50% of the floor
 
 if (!existsSync(GATEWAY_MAIN)) {
   console.error(

@@ -1,4 +1,4 @@
-// Kafka client comparison (issue 6): @platformatic/kafka, kafkajs and
+// Kafka client comparison: @platformatic/kafka, kafkajs and
 // @confluentinc/kafka-javascript producing and consuming the same messages on
 // the same broker. Usage (the npm script starts a broker):
 //   npm run bench:kafka-clients [-- --messages 50000 --rounds 3]

@@ -1,4 +1,4 @@
-// Mapper benchmark (issue 3, "Speed"): for each message shape, the pipeline a
+// Mapper benchmark: for each message shape, the pipeline a
 // worker runs (JSON.parse, map, JSON.stringify of every row) against the floor
 // (JSON.parse + JSON.stringify of the same messages) and against jq doing the
 // same mapping over newline-delimited messages. Usage:

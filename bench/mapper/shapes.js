@@ -1,4 +1,4 @@
-// The three message shapes of the mapper benchmark (issue 3): each with its
+// The three message shapes of the mapper benchmark: each with its
 // generator, its mapper rules, and the jq program a user would otherwise write.
 // Messages come from a seeded generator, so every run maps the same data.
 

@@ -1,4 +1,4 @@
-// Operator benchmark (issue 5, "Speed and memory"): the real operator process
+// Operator benchmark (speed and memory): the real operator process
 // (`node operator/dist/main.js`) against the real kube-apiserver + etcd of the
 // test setup (scripts/with-kube.sh), in a namespace of its own. Pipelines are
 // created through the API server in two rounds — up to 1,000 objects, then up

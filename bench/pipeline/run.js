@@ -1,4 +1,4 @@
-// Pipeline benchmark (issue 6): the real worker program moving the three
+// Pipeline benchmark: the real worker program moving the three
 // message shapes of the mapper bench Kafka → mapper → Kafka and Kafka →
 // PostgreSQL, against ceilings measured in the same run on the same broker and
 // server (ceiling.js). Usage (the npm script starts PostgreSQL and a broker):

@@ -17,7 +17,7 @@ import {
 } from './warehouse-fixtures.js';
 
 /**
- * Issue 4: write access on the owning team for every write, membership for
+ * Write access on the owning team for every write, membership for
  * every read — as a matrix over every catalog route: the owner and a member
  * pass, an outsider of the team and a user of another environment get 403
  * with `{detail: string}` and change nothing, anonymous callers get 401.

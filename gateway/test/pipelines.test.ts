@@ -225,7 +225,7 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
     expect(start.status).toBe(202);
     expect(start.body).toBe('BUILDING');
     expect((await gw.http.post(`/api/pipelines/${p.id}/start`).set(t.owner.auth)).status).toBe(409);
-    // The operator (issue 5) moves building → live when the workers converge; here the test plays it.
+    // The operator moves building → live when the workers converge; here the test plays it.
     await gw.ctx.cluster.patchStatus('Pipeline', gw.ctx.config.namespace, p.id, { state: 'live' });
     await gw.ctx.mirror.settled();
     const paused = await gw.http.post(`/api/pipelines/${p.id}/pause`).set(t.owner.auth);

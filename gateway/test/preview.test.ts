@@ -8,7 +8,7 @@ import { freePort, newProducer } from '../../operator/test/kafka-helpers.js';
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
-// Preview before going live (issue 6) against the real systems: a Kafka
+// Preview before going live against the real systems: a Kafka
 // source topic on the test broker (reached with SASL when the broker has it:
 // the password goes through the secret store), PostgreSQL targets and a
 // PostgreSQL source on the test server, the platform stream broker for the

@@ -5,7 +5,7 @@ import { databaseKinds, startTestGateway, type TestGateway } from './harness.js'
 import { createWarehouse, startStandIn, warehouseEnv, type DatabricksStandIn } from './warehouse-fixtures.js';
 
 /**
- * Issue 7: tasks of a warehouse — named SQL statements on a cron schedule in
+ * Tasks of a warehouse — named SQL statements on a cron schedule in
  * a time zone — and the scheduler that runs them. Schedulers are driven with
  * an injected clock (no test waits for a minute to pass); two of them on one
  * database (a real PostgreSQL server with a pool of connections, and PGlite)

@@ -12,7 +12,7 @@ import {
 } from './warehouse-fixtures.js';
 
 /**
- * Issue 7: warehouses (spec 2.12, 3.3) against the Databricks stand-in over
+ * Warehouses (spec 2.12, 3.3) against the Databricks stand-in over
  * TLS. Every rule of the issue has a test here; the leak scan of closeScanned
  * proves no token reached a response or a log line.
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stops the broker that scripts/with-kafka.sh started and starts it again on
 # the same ports with the same data: what a broker restart looks like to the
-# clients. For tests of the data plane across a restart (issue 6).
+# clients. For tests of the data plane across a restart.
 #
 #   scripts/kafka/restart-broker.sh <SLUICE_TEST_KAFKA_DIR> [seconds down]
 #

@@ -5,7 +5,7 @@ import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } fro
 
 /**
  * The PostgreSQL server of scripts/with-postgres.sh is ready for the
- * PostgreSQL CDC source (issue 6): wal_level=logical, a publication and a
+ * PostgreSQL CDC source: wal_level=logical, a publication and a
  * `pgoutput` logical replication slot can be created, the slot decodes the
  * published table's changes, the server takes replication-protocol
  * connections, and the slot can be dropped again.

@@ -1,4 +1,4 @@
-// The catalog's custom resources (issue 4): schemas, types, labels and state machines.
+// The catalog's custom resources: schemas, types, labels and state machines.
 export * from './resources.js';
 export * from './states.js';
 export * from './effective-state.js';

@@ -12,7 +12,7 @@ import { API_GROUP } from '../version.js';
 // and in labels so that `kubectl get -l` and the mirror can select on them.
 //
 // These schemas are structural (one type per node, no top-level unions) so
-// that the CRDs of issue 5 can be generated from them; open objects carry
+// that the CRDs can be generated from them; open objects carry
 // `x-kubernetes-preserve-unknown-fields`.
 
 export const TEAM_LABEL = `${API_GROUP}/team-id`;
@@ -414,7 +414,7 @@ export interface ResourceSchemas {
   shortNames: string[];
 }
 
-/** Per kind: the schemas the CRDs (issue 5) and the contract tests are built from. */
+/** Per kind: the schemas the CRDs and the contract tests are built from. */
 export const RESOURCE_SCHEMAS = {
   Connector: { spec: ConnectorSpec, status: ConnectorStatus, plural: 'connectors', shortNames: ['sconn'] },
   DataModel: { spec: DataModelSpec, status: DataModelStatus, plural: 'datamodels', shortNames: ['sdm'] },

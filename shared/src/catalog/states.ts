@@ -1,7 +1,7 @@
 import type { ConnectorState, PipelineState } from './resources.js';
 
 // The state machines of spec section 3, as data: the gateway answers a call
-// the table does not allow with 409, and the operator (issue 5) makes the
+// the table does not allow with 409, and the operator makes the
 // automatic moves. One definition, read by both.
 
 export interface Transition<S extends string> {

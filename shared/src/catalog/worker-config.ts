@@ -1,6 +1,6 @@
 import type { ConnectorResource, DataModelResource, SubscriptionResource } from './resources.js';
 
-// What a worker is given (issue 6 runs it): built from the custom resources
+// What a worker is given (the worker program runs it): built from the custom resources
 // only, so the operator and the gateway's worker-config calls show the same
 // thing. Secret fields stay `valueFrom` references: the worker resolves them
 // from the secret store itself, and no value ever passes through here.

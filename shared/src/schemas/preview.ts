@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Literals, Nullable } from './catalog.js';
 import { Uuid } from './common.js';
 
-// REST bodies of the preview of a subscription or pipeline (issue 6; the
+// REST bodies of the preview of a subscription or pipeline (the
 // spec is silent, docs/api.md "Preview" and docs/data-plane.md "Preview"
 // give the decisions): a few live messages mapped exactly as the target
 // worker maps them, and the DDL a database target would run. Nothing is written.

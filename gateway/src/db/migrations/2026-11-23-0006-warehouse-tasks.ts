@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Warehouse tasks (issue 7, docs/warehouses.md): named SQL statements run on a
+// Warehouse tasks (docs/warehouses.md): named SQL statements run on a
 // cron schedule, and their runs. They live here rather than in the custom
 // resource: the scheduler claims due tasks with row locks
 // (`FOR UPDATE SKIP LOCKED`), and the unique (task, slot) pair of a run is

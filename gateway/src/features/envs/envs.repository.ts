@@ -82,7 +82,7 @@ function jsonOrNull(v: unknown): string | null {
   return v === null || v === undefined ? null : JSON.stringify(v);
 }
 
-/** A user's first environment becomes their active one (issue 2). */
+/** A user's first environment becomes their active one. */
 export async function setActiveEnvIfUnset(db: Db, userIds: string[], envId: string): Promise<void> {
   if (!userIds.length) return;
   await db

@@ -4,7 +4,7 @@ import { IdParams } from '../../http/params.js';
 import { ok, route, type AnyRoute } from '../../http/route.js';
 import * as preview from './preview.service.js';
 
-// Preview before going live (issue 6; the spec is silent: docs/api.md
+// Preview before going live (the spec is silent: docs/api.md
 // "Preview"). One route per object a user may hold: a subscription, or the
 // pipeline that wraps one.
 

@@ -28,7 +28,7 @@ import { loadSubscription } from '../subscriptions/subscriptions.service.js';
 import { fetchedMessages, givenMessages, type PreviewMessages } from './preview.source.js';
 import { postgresDdl } from './preview.target.js';
 
-// Preview before going live (issue 6; docs/data-plane.md "Preview"): a few
+// Preview before going live (docs/data-plane.md "Preview"): a few
 // messages of the subscription's source mapped by the target worker's own
 // code (records.ts: parse, mapper, error routing), and for a PostgreSQL
 // target the DDL its sink would run. The worker configuration is built from
