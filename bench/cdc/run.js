@@ -29,6 +29,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { Admin } from '@platformatic/kafka';
 import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
+import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { peekDecode, recvLogical } from './floor.js';
@@ -132,19 +133,7 @@ const slotConfirmed = async (slot) => {
 
 // --- the broker -------------------------------------------------------------------
 
-const topicSize = async (topic) => {
-  const meta = await admin.metadata({ topics: [topic] });
-  const partitions = meta.topics.get(topic)?.partitionsCount ?? 0;
-  const listed = await admin.listOffsets({
-    topics: [
-      {
-        name: topic,
-        partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n })),
-      },
-    ],
-  });
-  return listed[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0) ?? 0;
-};
+const topicSize = (topic) => messagesIn(admin, topic);
 
 // --- one case ---------------------------------------------------------------------
 

@@ -22,3 +22,18 @@ export const openEarliestStream = async ({ brokers, topic, clientId }) => {
   };
   return { stream, close };
 };
+
+/** How many messages a topic holds: the sum of its partitions' end offsets. */
+export const messagesIn = async (admin, topic) => {
+  const meta = await admin.metadata({ topics: [topic] });
+  const partitions = meta.topics.get(topic)?.partitionsCount ?? 0;
+  const listed = await admin.listOffsets({
+    topics: [
+      {
+        name: topic,
+        partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n })),
+      },
+    ],
+  });
+  return listed[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0) ?? 0;
+};

@@ -24,6 +24,7 @@ import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/k
 import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
 import { SHAPES, rng } from '../mapper/shapes.js';
 import { runJsonChild } from './child.js';
+import { messagesIn } from './kafka.js';
 import { histogramQuantile, startWorker } from './worker.js';
 import { median, option, table, thousands } from './report.js';
 
@@ -187,19 +188,7 @@ const runWorkerCase = async ({ shape, target, mapping, db }) => {
   }
 };
 
-const topicSize = async (topic) => {
-  const meta = await admin.metadata({ topics: [topic] });
-  const partitions = meta.topics.get(topic)?.partitionsCount ?? 0;
-  const listed = await admin.listOffsets({
-    topics: [
-      {
-        name: topic,
-        partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n })),
-      },
-    ],
-  });
-  return listed[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0) ?? 0;
-};
+const topicSize = (topic) => messagesIn(admin, topic);
 
 const runCeiling = async ({ shape, target, mapping, db }) => {
   const id = `${run}_${++named}`;

@@ -17,6 +17,7 @@ export * from './schemas/secrets.js';
 export * from './catalog/index.js';
 export * from './schemas/catalog.js';
 export * from './util/abortable-sleep.js';
+export * from './util/canonical-json.js';
 export * from './util/one-line.js';
 export * from './net/index.js';
 export * from './databricks/index.js';

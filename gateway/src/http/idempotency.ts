@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '@sluice/shared';
 import type { Db } from '../db/database.js';
 import { conflict, invalid } from './errors.js';
 import type { Reply } from './route.js';
@@ -7,22 +8,7 @@ const TTL_MS = 24 * 3600 * 1000;
 /** A pending record older than this belongs to a request that died mid-way. */
 const ABANDONED_MS = 60 * 1000;
 
-/**
- * JSON with the keys of every object sorted (RFC 8785's ordering for the
- * ASCII keys of this API): the same body with its keys in another order is
- * the same request.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
+// The same body with its keys in another order is the same request (canonicalJson).
 function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(`${method} ${path}\n${canonicalJson(body)}`)

@@ -181,16 +181,20 @@ export function planConnector(input: ConnectorInput): Plan {
   let requeueAfterMs: number | undefined;
   const effective = effectiveConnectorState(c, input.pipelines ?? []);
   const restartRequestedAt = restartRequest(input);
-  if (effective.state === 'running') {
-    const { config, hash } = connectorWorker(input);
+  // Built once: the configuration's hash serves the plan and the worker status below.
+  const built = effective.state === 'running' ? connectorWorker(input) : undefined;
+  if (built) {
+    const { config, hash } = built;
     const waitingFor = input.subscriptions
       .map((s) => s.source)
       .filter((s) => s.status?.state !== 'live')
       .map((s) => s.spec.name);
+    const notReady =
+      worker && worker.configHash === hash ? notReadyState(worker, c.status?.worker) : undefined;
     if (worker && worker.configHash === hash && worker.phase === 'ready') {
       state = 'live';
-    } else if (worker && worker.configHash === hash && notReadyState(worker, c.status?.worker)) {
-      ({ state, message } = notReadyState(worker, c.status?.worker)!);
+    } else if (notReady) {
+      ({ state, message } = notReady);
     } else if (!worker || worker.configHash !== hash) {
       if (waitingFor.length > 0 && !worker) {
         state = 'building';
@@ -243,8 +247,8 @@ export function planConnector(input: ConnectorInput): Plan {
       }),
       ref,
       c.status?.worker,
-      effective.state === 'running' ? worker : undefined,
-      effective.state === 'running' ? connectorWorker(input).hash : undefined,
+      built ? worker : undefined,
+      built?.hash,
     ),
   );
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };

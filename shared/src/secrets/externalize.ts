@@ -67,7 +67,8 @@ export function secretSlots(config: Record<string, unknown>, secretFields: reado
   return out;
 }
 
-function valueAt(config: Record<string, unknown> | null | undefined, loc: string[]): unknown {
+/** The value at a secret field's location (`secretSlots`' `loc`); undefined when a part is missing. */
+export function valueAt(config: Record<string, unknown> | null | undefined, loc: string[]): unknown {
   let v: unknown = config;
   for (const part of loc) {
     if (!v || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, part)) return undefined;
@@ -76,7 +77,8 @@ function valueAt(config: Record<string, unknown> | null | undefined, loc: string
   return v;
 }
 
-function setAt(config: Record<string, unknown>, loc: string[], value: unknown): void {
+/** Sets the value at a secret field's location, whose parents exist. */
+export function setAt(config: Record<string, unknown>, loc: string[], value: unknown): void {
   let v = config;
   for (const part of loc.slice(0, -1)) v = v[part] as Record<string, unknown>;
   v[loc[loc.length - 1] as string] = value;

@@ -6,6 +6,8 @@ export {
   externalizeSecrets,
   redactSecrets,
   secretSlots,
+  setAt,
+  valueAt,
   type ExternalizeInput,
   type ExternalizeResult,
   type SecretIssue,

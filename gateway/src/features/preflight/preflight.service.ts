@@ -7,7 +7,9 @@ import {
   SecretNotFoundError,
   secretPaths,
   secretSlots,
+  setAt,
   validateConnectorConfig,
+  valueAt,
   withConnectorDefaults,
   type ConnectorResource,
   type ConnectorSpec,
@@ -96,21 +98,6 @@ async function storedConfig(ctx: GatewayContext, p: Principal, id: string, def: 
 
 type Stored = { id: string; teamId: string; config: Config };
 
-function storedValue(config: Config, loc: string[]): unknown {
-  let v: unknown = config;
-  for (const part of loc) {
-    if (!v || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, part)) return undefined;
-    v = (v as Config)[part];
-  }
-  return v;
-}
-
-function setValue(config: Config, loc: string[], value: unknown): void {
-  let v = config;
-  for (const part of loc.slice(0, -1)) v = v[part] as Config;
-  v[loc[loc.length - 1] as string] = value;
-}
-
 /**
  * Replaces the secret fields of `config` by their values: `<redacted>` by the
  * stored connector's (unless the check goes to another destination than the
@@ -150,18 +137,18 @@ async function resolveSecretFields(
         });
         continue;
       }
-      value = storedValue(stored.config, slot.loc);
+      value = valueAt(stored.config, slot.loc);
       if (value === undefined) {
         issues.push({ loc: at, msg: 'The stored connector has no value for this field', type: 'missing' });
         continue;
       }
     }
     if (!isSecretRef(value)) {
-      if (value !== undefined) setValue(out, slot.loc, value);
+      if (value !== undefined) setAt(out, slot.loc, value);
       continue;
     }
     try {
-      setValue(
+      setAt(
         out,
         slot.loc,
         await ctx.secretStore.resolve(ctx.config.namespace, value.valueFrom.secretKeyRef, scope),

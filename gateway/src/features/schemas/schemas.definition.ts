@@ -4,7 +4,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import avro from 'avsc';
-import { oneLine, type SchemaType } from '@sluice/shared';
+import { canonicalJson, oneLine, type SchemaType } from '@sluice/shared';
 
 // Parsing, type detection, validation and identity of a registered
 // definition. Pure functions: no database, no HTTP.
@@ -45,17 +45,6 @@ export function detectSchemaType(parsed: unknown): SchemaType {
     if (typeof type === 'string' && (AVRO_COMPLEX.has(type) || AVRO_PRIMITIVES.has(type))) return 'AVRO';
   }
   return 'JSON';
-}
-
-/** Parsed, object keys sorted (recursively), no whitespace; arrays keep their order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    const keys = Object.keys(obj).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function checkAvro(parsed: unknown): void {
