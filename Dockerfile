@@ -25,9 +25,7 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 # Manifests first, so the dependency layer is reused while only sources change.
-# `npm install` rather than `npm ci`, as the Makefile explains: the lockfile
-# lacks other platforms' optional packages and `npm ci` rejects it. Versions
-# still come from the lockfile.
+# `npm ci`: exactly the committed lockfile, for a reproducible image.
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
 COPY gateway/package.json gateway/
@@ -36,7 +34,7 @@ COPY e2e/package.json e2e/
 COPY bench/package.json bench/
 # The workers' Kafka client gets its encoding patch (scripts/patch-kafka-client.mjs).
 COPY scripts/patch-kafka-client.mjs scripts/
-RUN npm install --no-audit --no-fund && node scripts/patch-kafka-client.mjs
+RUN npm ci --no-audit --no-fund && node scripts/patch-kafka-client.mjs
 COPY tsconfig.json tsconfig.base.json ./
 COPY shared/tsconfig.json shared/
 COPY shared/src shared/src
@@ -58,7 +56,7 @@ COPY bench/package.json bench/
 # Production dependencies of the three runtime workspaces only (not the e2e
 # and bench ones); workspace packages become symlinks into /app/<workspace>.
 COPY scripts/patch-kafka-client.mjs scripts/
-RUN npm install --omit=dev --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
       --workspace shared --workspace gateway --workspace operator \
  && node scripts/patch-kafka-client.mjs \
  && npm cache clean --force

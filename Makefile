@@ -7,11 +7,10 @@ export PATH := $(NODE_BIN):$(PATH)
 
 .PHONY: run test install build lint format check clean bench
 
-# `npm install`, not `npm ci`: the npm of these machines writes lockfiles
-# without other platforms' optional packages (swc, unrs bindings), which
-# `npm ci` then rejects as out of sync. Versions still come from the lockfile.
+# `npm ci`: exactly the committed lockfile (which lists every platform's
+# optional packages, as Node 24's npm writes it), and a fresh clone stays clean.
 node_modules/.install-stamp: package.json package-lock.json $(wildcard */package.json) scripts/patch-kafka-client.mjs
-	npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $@
 
 install: node_modules/.install-stamp
