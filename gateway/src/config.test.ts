@@ -80,4 +80,20 @@ describe('loadConfig', () => {
     expect(at('*')).toBeUndefined();
     expect(() => at('team-a,Team_B')).toThrow(/SLUICE_WATCH_NAMESPACES.*"Team_B"/);
   });
+
+  it("keeps workers in SLUICE_WORKER_NAMESPACE, by default the control plane's namespace", () => {
+    const cfg = (env: Record<string, string>) => loadConfig({ SLUICE_DATA_DIR: dataDir(), ...env });
+    expect(cfg({ SLUICE_NAMESPACE: 'sluice' })).toMatchObject({
+      namespace: 'sluice',
+      workerNamespace: 'sluice',
+    });
+    expect(cfg({ SLUICE_NAMESPACE: 'sluice', SLUICE_WORKER_NAMESPACE: 'sluice-workers' })).toMatchObject({
+      namespace: 'sluice',
+      workerNamespace: 'sluice-workers',
+      watchNamespaces: ['sluice'],
+    });
+    expect(() => cfg({ SLUICE_WORKER_NAMESPACE: 'Workers_1' })).toThrow(
+      new ConfigError('SLUICE_WORKER_NAMESPACE must be a DNS-1123 label, got "Workers_1"'),
+    );
+  });
 });

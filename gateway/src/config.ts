@@ -33,8 +33,17 @@ export interface Config {
   embeddedOperator: boolean;
   /** argv of the worker program for the process runtime; default `node <operator>/dist/worker/main.js`. */
   workerCommand?: string[];
-  /** The worker namespace: where workers run and the secrets they may reference live. */
+  /**
+   * SLUICE_NAMESPACE: the control plane's own namespace, where objects created
+   * through the API go (the release namespace; its Secrets are the gateway's
+   * and the operator's, never a worker's).
+   */
   namespace: string;
+  /**
+   * SLUICE_WORKER_NAMESPACE (default: `namespace`): where workers run, their
+   * managed Secrets are written and the Secrets secret fields reference live.
+   */
+  workerNamespace: string;
   /**
    * SLUICE_WATCH_NAMESPACES (the chart sets it, as for the operator): the
    * namespaces the mirror shows, `namespace` first; undefined: every
@@ -156,11 +165,11 @@ function workerCommand(env: Env): string[] | undefined {
 /** A Kubernetes namespace name: a DNS-1123 label. */
 const isNamespaceName = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
 
-/** SLUICE_NAMESPACE: a Kubernetes namespace name (DNS-1123 label). */
-function namespace(env: Env): string {
-  const raw = env.SLUICE_NAMESPACE || 'sluice';
+/** A namespace setting (SLUICE_NAMESPACE, SLUICE_WORKER_NAMESPACE): a DNS-1123 label; unset: `fallback`. */
+function namespace(env: Env, key: string, fallback: string): string {
+  const raw = env[key] || fallback;
   if (!isNamespaceName(raw)) {
-    throw new ConfigError(`SLUICE_NAMESPACE must be a DNS-1123 label, got "${raw}"`);
+    throw new ConfigError(`${key} must be a DNS-1123 label, got "${raw}"`);
   }
   return raw;
 }
@@ -199,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (Boolean(env.SLUICE_ADMIN_EMAIL) !== Boolean(env.SLUICE_ADMIN_PASSWORD)) {
     throw new ConfigError('SLUICE_ADMIN_EMAIL and SLUICE_ADMIN_PASSWORD must be set together');
   }
+  const home = namespace(env, 'SLUICE_NAMESPACE', 'sluice');
   return {
     port: int(env, 'PORT', 8080, 0),
     host: env.HOST || '0.0.0.0',
@@ -225,8 +235,9 @@ export function loadConfig(env: Env = process.env): Config {
     kubeconfig: env.KUBECONFIG || undefined,
     embeddedOperator: bool(env, 'SLUICE_EMBEDDED_OPERATOR', cluster === 'embedded'),
     workerCommand: workerCommand(env),
-    namespace: namespace(env),
-    watchNamespaces: watched(env, namespace(env)),
+    namespace: home,
+    workerNamespace: namespace(env, 'SLUICE_WORKER_NAMESPACE', home),
+    watchNamespaces: watched(env, home),
     logLevel: env.LOG_LEVEL || 'info',
     principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),

@@ -27,7 +27,7 @@ export interface GatewayContext {
   passwords: Passwords;
   mailer: Mailer;
   secrets: SecretBox;
-  /** The Secrets of the worker namespace (`config.namespace`) that secret fields reference (spec 2.14). */
+  /** The Secrets of the worker namespace (`config.workerNamespace`) that secret fields reference (spec 2.14). */
   secretStore: SecretStorePort;
   /** The custom resources (SLUICE_CLUSTER_ADAPTER): the source of truth of the catalog. */
   cluster: ClusterPort;

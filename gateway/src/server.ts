@@ -9,6 +9,7 @@ import {
   WORKER_MAIN,
 } from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
+  moveManagedSecrets,
 import {
   EmbeddedCluster,
   EmbeddedSecretStore,
@@ -109,9 +110,13 @@ export async function createContext(
     passwords: new Passwords(config.passwordMinLength, config.bcryptCost),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log }),
     secrets: secretBox,
-    // Kubernetes: Secrets of the worker namespace, which worker pods mount.
+    // Kubernetes: Secrets of the worker namespace (config.workerNamespace), which worker pods mount.
     secretStore: kc ? new KubernetesSecretStore(kc) : new EmbeddedSecretStore(handle.db, secretBox),
     cluster,
+  // The embedded store keys secrets by namespace: managed secrets of a data
+  // directory used with another SLUICE_WORKER_NAMESPACE follow it (the
+  // operator does the same on Kubernetes).
+  if (!kc) await moveManagedSecrets(ctx.secretStore, config.namespace, config.workerNamespace);
     catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
     mirror,
     warehouseHttp: warehouseHttpOptions(config),
@@ -124,7 +129,14 @@ export async function createContext(
   // or on Kubernetes from the worker Deployments and pods of the worker
   // namespace: watched and read only, the operator runs them.
   const workerView =
-    !operator && kc ? new DeploymentWorkers({ kubeConfig: kc, namespace: config.namespace, log }) : undefined;
+    !operator && kc
+      ? new DeploymentWorkers({
+          kubeConfig: kc,
+          namespace: config.workerNamespace,
+          homeNamespace: config.namespace,
+          log,
+        })
+      : undefined;
   ctx.workers = operator?.runtime ?? workerView;
   // Warehouse tasks: every replica may schedule, runs are claimed in the database.
   const scheduler = config.scheduler.enabled
@@ -190,7 +202,8 @@ function startEmbeddedOperator(
     log: opLog,
     namespaces: [ctx.config.namespace],
     secrets: ctx.secretStore,
-    secretNamespace: ctx.config.namespace,
+    secretNamespace: ctx.config.workerNamespace,
+    homeNamespace: ctx.config.namespace,
     monitoringIntervalMs: ctx.config.monitoring.intervalMs,
     slotWalDegradedBytes: ctx.config.monitoring.slotWalDegradedBytes,
   });

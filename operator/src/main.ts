@@ -26,6 +26,7 @@ import { DeploymentRuntime } from './runtime/deployment-runtime.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
 import { defaultPodTemplate } from './runtime/worker-deployment.js';
 import { workerGrants } from './runtime/worker-grants.js';
+import { moveToWorkerNamespace } from './runtime/worker-namespace-move.js';
 import { slotWalDegradedBytes } from './reconcile/slot-retention.js';
 
 const env = process.env;
@@ -45,11 +46,18 @@ async function main(): Promise<void> {
   reuseConnections(kc);
   const namespace = env.SLUICE_NAMESPACE || env.POD_NAMESPACE || 'default';
   const namespaces = watchNamespaces(env.SLUICE_WATCH_NAMESPACES, namespace);
+  // SLUICE_WORKER_NAMESPACE: workers and their Secrets, apart from the control plane's (docs/security.md).
+  const workerNamespace = env.SLUICE_WORKER_NAMESPACE || namespace;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(workerNamespace)) {
+    throw new Error(`SLUICE_WORKER_NAMESPACE must be a DNS-1123 label, got "${workerNamespace}"`);
+  }
   // One adapter per watched namespace: lists and watches stay within the Roles.
   const clusterFor = (ns: string | undefined) =>
     new KubernetesCluster({ kubeConfig: kc, namespace: ns, fieldManager: 'sluice-operator' });
   const identity = env.POD_NAME || hostname();
-  const runtime = workerRuntime(kc, namespace, log, (ns) => clusterFor(ns));
+  const runtime = workerRuntime(kc, { namespace: workerNamespace, homeNamespace: namespace }, log, (ns) =>
+    clusterFor(ns),
+  );
   const events = new KubernetesEventRecorder(kc, 'sluice-operator', log);
   const controller = new Controller({
     cluster: clusterFor(namespaces ? namespace : undefined),
@@ -58,7 +66,8 @@ async function main(): Promise<void> {
     events,
     // A connector deleted with kubectl takes its managed Secret with it.
     secrets: new KubernetesSecretStore(kc),
-    secretNamespace: namespace,
+    secretNamespace: workerNamespace,
+    homeNamespace: namespace,
     log,
     ...(namespaces ? { namespaces } : {}),
     // SLUICE_OPERATOR_CONCURRENCY: reconciles at once (different objects).
@@ -69,9 +78,18 @@ async function main(): Promise<void> {
   });
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort());
+  // The leader first moves what an earlier layout left in the control plane's namespace.
+  const move = () =>
+    moveToWorkerNamespace({
+      kubeConfig: kc,
+      secrets: new KubernetesSecretStore(kc),
+      from: namespace,
+      to: workerNamespace,
+      log,
+    });
   const run = (signal: AbortSignal) =>
-    controller
-      .run(signal)
+    move()
+      .then(() => controller.run(signal))
       .catch((err: unknown) => log.error({ err: (err as Error).message }, 'controller failed'));
   if (env.SLUICE_LEADER_ELECTION === 'false') {
     await run(stop.signal);
@@ -102,13 +120,13 @@ async function main(): Promise<void> {
 
 /**
  * SLUICE_WORKER_RUNTIME: `kubernetes` (default; one Deployment per worker in
- * the operator's namespace, from the pod template file the chart mounts at
+ * the worker namespace, from the pod template file the chart mounts at
  * SLUICE_WORKER_POD_TEMPLATE, or from SLUICE_WORKER_IMAGE alone) or `process`
  * (workers as child processes of the operator; development and tests).
  */
 function workerRuntime(
   kc: KubeConfig,
-  namespace: string,
+  { namespace, homeNamespace }: { namespace: string; homeNamespace: string },
   log: Logger,
   clusterFor: (ns: string) => ClusterPort,
 ): WorkerRuntimePort {
@@ -137,7 +155,7 @@ function workerRuntime(
     secretNamespace: namespace,
     clusterFor,
   });
-  return new DeploymentRuntime({ kubeConfig: kc, namespace, podTemplate, log, grantedRefs });
+  return new DeploymentRuntime({ kubeConfig: kc, namespace, homeNamespace, podTemplate, log, grantedRefs });
 }
 
 /** client-go's proportions: renew deadline 2/3 of the lease, retry every 2 s at most. */

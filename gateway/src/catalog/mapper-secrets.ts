@@ -49,7 +49,11 @@ export async function prepareMapper(
     if (value === REDACTED) {
       const before = previous?.find((r) => r.key === rule.key)?.encrypt_key;
       if (isSecretRef(before) && before.valueFrom.secretKeyRef.name === secretName) {
-        data[key] = await ctx.secretStore.resolve(ctx.config.namespace, before.valueFrom.secretKeyRef, scope);
+        data[key] = await ctx.secretStore.resolve(
+          ctx.config.workerNamespace,
+          before.valueFrom.secretKeyRef,
+          scope,
+        );
         rule.encrypt_key = ref(secretName, key);
       } else if (isSecretRef(before)) {
         // A kept reference of the user's is checked again: the team may have lost its grant.

@@ -70,7 +70,7 @@ export async function missingReferences(
     const ref = value.valueFrom.secretKeyRef;
     if (scope.ownSecrets.includes(ref.name)) continue;
     try {
-      await ctx.secretStore.resolve(ctx.config.namespace, ref, scope);
+      await ctx.secretStore.resolve(ctx.config.workerNamespace, ref, scope);
     } catch (e) {
       if (!(e instanceof SecretNotFoundError)) throw e;
       issues.push({ loc, msg: referenceMessage(e), type: 'value_error' });
@@ -96,7 +96,7 @@ export async function secretStep(
   data: Record<string, string>,
   retained: string[],
 ): Promise<Step | undefined> {
-  const ns = ctx.config.namespace;
+  const ns = ctx.config.workerNamespace;
   const before = await ctx.secretStore.get(ns, name);
   const next: Record<string, string> = {};
   for (const key of retained) {

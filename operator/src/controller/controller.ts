@@ -43,6 +43,8 @@ export interface ControllerOptions {
   /** Reconciles running at once (different keys). */
   concurrency?: number;
   /** Every object is reconciled again this often, whatever happened (safety net). */
+  /** The control plane's namespace, whose connectors own `sluice-connector-<name>` (default `secretNamespace`). */
+  homeNamespace?: string;
   resyncMs?: number;
   /**
    * How often the monitoring collector reads the workers' /metrics
@@ -314,7 +316,7 @@ export class Controller {
         const pipelines = this.pipelinesOf('Subscription', ns, subscription.metadata.name);
         return datamodel && source ? [{ subscription, datamodel, source, pipelines }] : [];
       });
-    const { secretNamespace } = this.options;
+    const { secretNamespace, homeNamespace } = this.options;
     return {
       connector,
       datamodels,
@@ -328,3 +330,4 @@ export class Controller {
     };
   }
 }
+      ...(homeNamespace !== undefined ? { homeNamespace } : {}),

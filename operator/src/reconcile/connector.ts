@@ -45,6 +45,11 @@ export interface ConnectorInput {
   worker: WorkerObservation | undefined;
   /** Where managed Secrets live (the worker namespace); unset: the operator leaves Secrets alone. */
   secretNamespace?: string;
+  /**
+   * The namespace of the connectors whose managed Secret is theirs by name
+   * (the control plane's, where the API creates them); default `secretNamespace`.
+   */
+  homeNamespace?: string;
   /** Retained WAL of the replication slot past which the connector is Degraded; unset: never. */
   slotWalDegradedBytes?: number;
   /** How long a PostgreSQL source being deleted waits for the gateway to drop its slot; unset: not at all. */
@@ -156,8 +161,13 @@ export function planConnector(input: ConnectorInput): Plan {
     // Its managed Secret goes before the finalizer: a connector deleted with
     // kubectl leaves no secret behind (the gateway's own delete does the same).
     const secret = managedSecretName('connector', c.metadata.name);
-    if (c.metadata.namespace === input.secretNamespace && references(c.spec.configuration, secret)) {
-      actions.push({ type: 'deleteSecret', namespace: c.metadata.namespace, name: secret });
+    const home = input.homeNamespace ?? input.secretNamespace;
+    if (
+      input.secretNamespace !== undefined &&
+      c.metadata.namespace === home &&
+      references(c.spec.configuration, secret)
+    ) {
+      actions.push({ type: 'deleteSecret', namespace: input.secretNamespace, name: secret });
     }
     if (finalizers.includes(WORKER_FINALIZER)) {
       actions.push({

@@ -193,6 +193,13 @@ describe('planConnector (spec 3.2)', () => {
     });
     // Another namespace's Secret of the same name is not this connector's.
     expect(types(planConnector({ ...input(c), secretNamespace: 'other' }))).toEqual(['patch']);
+    // Workers apart from the control plane: its connectors' Secrets are in the worker namespace.
+    expect(
+      planConnector({ ...input(c), secretNamespace: 'ns-workers', homeNamespace: 'ns' }).actions[0],
+    ).toEqual({ type: 'deleteSecret', namespace: 'ns-workers', name: secret });
+    expect(
+      types(planConnector({ ...input(c), secretNamespace: 'ns-workers', homeNamespace: 'other' })),
+    ).toEqual(['patch']);
     // A connector that never had a managed Secret (all references are the user's) deletes none.
     expect(
       types(planConnector({ ...input(connector({}, { deletionTimestamp: NOW })), secretNamespace: 'ns' })),

@@ -4,11 +4,12 @@ import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-w
 import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './worker-deployment.js';
 
 // The worker runtime of a cluster: one Deployment per running connector, in
-// the operator's namespace (where the chart's Secrets and the workers'
-// service account are). Observations come from two informers (Deployments and
-// pods carrying our labels: DeploymentWorkers, the read side the gateway also
-// uses); writes go straight to the API server. Workers outlive the operator:
-// a new leader finds them in its caches and adopts them.
+// the worker namespace (where their Secrets and the workers' service account
+// are, apart from the control plane's own Secrets). Observations come from
+// two informers (Deployments and pods carrying our labels: DeploymentWorkers,
+// the read side the gateway also uses); writes go straight to the API server.
+// Workers outlive the operator: a new leader finds them in its caches and
+// adopts them.
 
 export interface DeploymentRuntimeOptions extends DeploymentWorkersOptions {
   /** The chart's pod template (image, service account, security context, resources). */
@@ -44,7 +45,7 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
   async ensure(spec: WorkerSpec): Promise<void> {
     await this.started;
     const { namespace } = this.options;
-    const name = deploymentName(spec.id, namespace);
+    const name = deploymentName(spec.id, this.home);
     let desired: V1Deployment | undefined;
     // Read, not the cache: right after a write the cache may not show it yet.
     for (let attempt = 0; ; attempt++) {
@@ -59,6 +60,7 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
         this.options.podTemplate,
         namespace,
         await this.options.grantedRefs?.(spec),
+        this.home,
       );
       try {
         if (current) desired.metadata!.resourceVersion = current.metadata?.resourceVersion;
@@ -77,7 +79,7 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
 
   async stop(id: string): Promise<void> {
     await this.started;
-    const name = deploymentName(id, this.options.namespace);
+    const name = deploymentName(id, this.home);
     try {
       // Background: the Deployment goes now, its pods after it; `observe`
       // says `stopping` while any pod is left.

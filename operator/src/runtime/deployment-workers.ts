@@ -35,8 +35,15 @@ import {
 
 export interface DeploymentWorkersOptions {
   kubeConfig: KubeConfig;
-  /** Where the worker Deployments live (the release namespace). */
+  /** Where the worker Deployments live (the worker namespace). */
   namespace: string;
+  /**
+   * The namespace whose connectors' workers are named without it
+   * (`sluice-worker-<name>`): the control plane's, where objects are created
+   * (SLUICE_NAMESPACE). Default `namespace`. The same names in any worker
+   * namespace, so moving workers keeps them.
+   */
+  homeNamespace?: string;
   log: Logger;
   /** Back-off before an informer whose watch failed starts again. */
   restartDelayMs?: number;
@@ -52,10 +59,13 @@ export class DeploymentWorkers implements WorkerReaderPort {
   protected readonly pods: Cache<V1Pod>;
   private readonly listeners = new WorkerListeners();
   protected readonly started: Promise<void>;
+  /** See `DeploymentWorkersOptions.homeNamespace`. */
+  protected readonly home: string;
   private closed = false;
 
   constructor(protected readonly options: DeploymentWorkersOptions) {
     const { kubeConfig: kc, namespace } = options;
+    this.home = options.homeNamespace ?? namespace;
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
     this.deployments = makeInformer(
@@ -104,7 +114,7 @@ export class DeploymentWorkers implements WorkerReaderPort {
 
   async observe(id: string): Promise<WorkerObservation | undefined> {
     await this.started;
-    const name = deploymentName(id, this.options.namespace);
+    const name = deploymentName(id, this.home);
     const deployment = this.deploymentOf(name);
     const pods = this.podsOf(name);
     const observation = observeWorker(id, deployment, pods);
@@ -129,7 +139,7 @@ export class DeploymentWorkers implements WorkerReaderPort {
   /** A ready pod of the worker's current configuration: its IP and the worker port. */
   async metricsUrl(id: string): Promise<string | undefined> {
     await this.started;
-    const name = deploymentName(id, this.options.namespace);
+    const name = deploymentName(id, this.home);
     const pod = this.podsOf(name).find(
       (p) =>
         !p.metadata?.deletionTimestamp &&
@@ -154,7 +164,7 @@ export class DeploymentWorkers implements WorkerReaderPort {
     options: { tail?: number; follow?: boolean; signal?: AbortSignal },
   ): AsyncIterable<string> {
     await this.started;
-    const name = deploymentName(id, this.options.namespace);
+    const name = deploymentName(id, this.home);
     const pod = currentPod(this.podsOf(name), templateHash(this.deploymentOf(name)));
     if (!pod?.metadata?.name) return;
     const stream = new PassThrough();

@@ -39,13 +39,14 @@ export function defaultPodTemplate(image: string): V1PodTemplateSpec {
 }
 
 /**
- * `sluice-worker-<name>` for a connector of the runtime's namespace,
- * `sluice-worker-<namespace>-<name>` otherwise; shortened with a hash past 63
- * characters, since the name is also a label value.
+ * `sluice-worker-<name>` for a connector of the home namespace (the control
+ * plane's, DeploymentWorkersOptions.homeNamespace), `sluice-worker-<namespace>-<name>`
+ * otherwise; shortened with a hash past 63 characters, since the name is
+ * also a label value.
  */
-export function deploymentName(id: string, runtimeNamespace: string): string {
+export function deploymentName(id: string, homeNamespace: string): string {
   const { namespace, name } = parseWorkerId(id);
-  const full = `sluice-worker-${namespace === runtimeNamespace ? '' : `${namespace}-`}${name}`
+  const full = `sluice-worker-${namespace === homeNamespace ? '' : `${namespace}-`}${name}`
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-');
   if (full.length <= 63) return full;
@@ -72,7 +73,9 @@ export function workerDeployment(
   /** The references given to the worker (the granted ones: DeploymentRuntimeOptions.grantedRefs); all by default. */
   refs: SecretKeyRef[] = secretRefsIn(spec.config),
 ): V1Deployment {
-  const name = deploymentName(spec.id, runtimeNamespace);
+  /** deploymentName's home namespace; default `runtimeNamespace`. */
+  homeNamespace = runtimeNamespace,
+  const name = deploymentName(spec.id, homeNamespace);
   const selector = { ...MANAGED_BY, [WORKER_LABEL]: name };
   const labels = { ...labelsFrom(spec.labels), ...selector };
   const annotations = { [CONFIG_HASH_ANNOTATION]: spec.configHash, [WORKER_ID_ANNOTATION]: spec.id };

@@ -15,4 +15,5 @@ export {
 } from './externalize.js';
 export * from './grants.js';
 export * from './kubernetes-secret-store.js';
+export * from './move-managed.js';
 export * from './worker-env.js';

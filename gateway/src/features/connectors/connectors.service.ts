@@ -344,7 +344,7 @@ export async function deleteConnectorObjects(ctx: GatewayContext, id: string): P
     await ctx.catalog.delete('DataModel', dmId);
   }
   await ctx.catalog.delete('Connector', id);
-  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('connector', id));
+  await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('connector', id));
   await releaseCapture();
 }
 

@@ -144,7 +144,12 @@ export async function workerEnvFor(
   ctx: GatewayContext,
   config: WorkerConfig,
 ): Promise<Record<string, string>> {
-  return workerSecretEnv(ctx.secretStore, ctx.config.namespace, config, await workerSecretScope(ctx, config));
+  return workerSecretEnv(
+    ctx.secretStore,
+    ctx.config.workerNamespace,
+    config,
+    await workerSecretScope(ctx, config),
+  );
 }
 
 /**

@@ -25,7 +25,7 @@ export async function deleteObject(ctx: GatewayContext, kind: DeletionObjectKind
     case 'warehouses':
       await deleteTasksOf(ctx.db, id);
       await ctx.catalog.delete('Warehouse', id);
-      await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('warehouse', id));
+      await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('warehouse', id));
       return;
   }
 }
@@ -43,7 +43,7 @@ async function deleteConnector(ctx: GatewayContext, id: string): Promise<void> {
     ? await releaseForDelete(ctx, { id, connector_type: c.spec.connectorType, spec: c.spec })
     : async () => undefined;
   await ctx.catalog.delete('Connector', id);
-  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('connector', id));
+  await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('connector', id));
   await release();
 }
 

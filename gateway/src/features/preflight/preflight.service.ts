@@ -151,7 +151,7 @@ async function resolveSecretFields(
       setAt(
         out,
         slot.loc,
-        await ctx.secretStore.resolve(ctx.config.namespace, value.valueFrom.secretKeyRef, scope),
+        await ctx.secretStore.resolve(ctx.config.workerNamespace, value.valueFrom.secretKeyRef, scope),
       );
     } catch (e) {
       if (!(e instanceof SecretNotFoundError)) throw e;

@@ -41,7 +41,7 @@ function toRead(s: Pick<SecretSummary, 'name' | 'keys' | 'labels' | 'annotations
  * Sluice for an object), with its grant. Never the control plane's own.
  */
 export async function listSecrets(ctx: GatewayContext, p: Principal): Promise<WorkerSecretRead[]> {
-  const all = await ctx.secretStore.list(ctx.config.namespace);
+  const all = await ctx.secretStore.list(ctx.config.workerNamespace);
   const scope = await callerSecretScope(ctx, p);
   const su = p.user.is_superuser;
   return all
@@ -96,7 +96,7 @@ export async function putSecret(
   if (body.name.startsWith(MANAGED_SECRET_PREFIX)) {
     throw conflict(`Names starting with "${MANAGED_SECRET_PREFIX}" are reserved for secrets Sluice manages`);
   }
-  const existing = await ctx.secretStore.get(ctx.config.namespace, body.name);
+  const existing = await ctx.secretStore.get(ctx.config.workerNamespace, body.name);
   if (existing && isManaged(existing.labels)) {
     throw conflict(`Secret "${body.name}" is managed by Sluice`);
   }
@@ -104,14 +104,14 @@ export async function putSecret(
     throw conflict(`Secret "${body.name}" belongs to Sluice's control plane`);
   }
   const annotations = await grantFor(ctx, p, body, existing?.annotations);
-  await ctx.secretStore.put(ctx.config.namespace, body.name, body.data, { annotations });
+  await ctx.secretStore.put(ctx.config.workerNamespace, body.name, body.data, { annotations });
   return toRead({ name: body.name, keys: Object.keys(body.data), labels: {}, annotations }, true);
 }
 
 /** Superusers only; a managed secret goes away with the resource that owns it, the control plane's never. */
 export async function deleteSecret(ctx: GatewayContext, p: Principal, name: string): Promise<void> {
   requireSuperuser(p);
-  const existing = await ctx.secretStore.get(ctx.config.namespace, name);
+  const existing = await ctx.secretStore.get(ctx.config.workerNamespace, name);
   if (!existing) throw notFound('Secret not found');
   if (isManaged(existing.labels)) {
     throw conflict(`Secret "${name}" is managed by Sluice: it is deleted with the resource that owns it`);
@@ -119,5 +119,5 @@ export async function deleteSecret(ctx: GatewayContext, p: Principal, name: stri
   if (isControlPlaneSecret(existing)) {
     throw conflict(`Secret "${name}" belongs to Sluice's control plane`);
   }
-  await ctx.secretStore.delete(ctx.config.namespace, name);
+  await ctx.secretStore.delete(ctx.config.workerNamespace, name);
 }

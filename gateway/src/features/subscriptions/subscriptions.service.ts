@@ -365,5 +365,5 @@ export async function deleteSubscription(ctx: GatewayContext, p: Principal, id: 
 
 export async function deleteSubscriptionObjects(ctx: GatewayContext, id: string): Promise<void> {
   await ctx.catalog.delete('Subscription', id);
-  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('subscription', id));
+  await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('subscription', id));
 }

@@ -33,7 +33,7 @@ export async function resolveToken(ctx: GatewayContext, id: string, spec: Wareho
   const ref = spec.accessToken;
   if (!isSecretRef(ref)) throw new Error('The stored access token is not a secret reference');
   const scope = await teamSecretScope(ctx, [spec.teamId], [managedSecretName('warehouse', id)]);
-  return ctx.secretStore.resolve(ctx.config.namespace, ref.valueFrom.secretKeyRef, scope);
+  return ctx.secretStore.resolve(ctx.config.workerNamespace, ref.valueFrom.secretKeyRef, scope);
 }
 
 export function engineClient(ctx: GatewayContext, host: string, token: string): DatabricksClient {

@@ -334,7 +334,7 @@ export async function deleteWarehouse(ctx: GatewayContext, p: Principal, id: str
   await loadWarehouse(ctx, p, id);
   await deleteTasksOf(ctx.db, id);
   await ctx.catalog.delete('Warehouse', id);
-  await ctx.secretStore.delete(ctx.config.namespace, managedSecretName('warehouse', id));
+  await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('warehouse', id));
 }
 
 /** The engine refused or could not be reached: a 502 with its words. */
