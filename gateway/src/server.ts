@@ -1,20 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { join } from 'node:path';
-import {
-  Controller,
-  DeploymentWorkers,
-  LogEventRecorder,
-  ProcessRuntime,
-  WORKER_MAIN,
-} from '@sluice/operator';
+import { WORKER_MAIN } from '@sluice/dataplane';
+import { Controller, DeploymentWorkers, LogEventRecorder, ProcessRuntime } from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
-  moveManagedSecrets,
 import {
   EmbeddedCluster,
   EmbeddedSecretStore,
   KubernetesCluster,
   KubernetesSecretStore,
+  moveManagedSecrets,
   reuseConnections,
   SecretBox,
   type WorkerConfig,
@@ -34,7 +29,7 @@ import { ensureAdmin } from './features/users/bootstrap.js';
 import { createMailer } from './mail/mailer.js';
 import { MirrorSync } from './mirror/sync.js';
 import { releaseOnDeletion } from './features/connectors/capture-release.js';
-import { warehouseHttpOptions } from './features/warehouses/engine.js';
+import { tokenSource, warehouseHttpOptions } from './features/warehouses/engine.js';
 import { TaskScheduler } from './features/warehouses/scheduler.js';
 import { SlotMonitor } from './features/monitoring/slot-monitor.js';
 import { autoBackfills } from './features/backfills/backfills.auto.js';
@@ -113,15 +108,15 @@ export async function createContext(
     // Kubernetes: Secrets of the worker namespace (config.workerNamespace), which worker pods mount.
     secretStore: kc ? new KubernetesSecretStore(kc) : new EmbeddedSecretStore(handle.db, secretBox),
     cluster,
-  // The embedded store keys secrets by namespace: managed secrets of a data
-  // directory used with another SLUICE_WORKER_NAMESPACE follow it (the
-  // operator does the same on Kubernetes).
-  if (!kc) await moveManagedSecrets(ctx.secretStore, config.namespace, config.workerNamespace);
     catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
     mirror,
     warehouseHttp: warehouseHttpOptions(config),
   };
   await ensureAdmin(ctx);
+  // The embedded store keys secrets by namespace: managed secrets of a data
+  // directory used with another SLUICE_WORKER_NAMESPACE follow it (the
+  // operator does the same on Kubernetes).
+  if (!kc) await moveManagedSecrets(ctx.secretStore, config.namespace, config.workerNamespace);
   deletions.ctx = ctx;
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;
@@ -206,6 +201,13 @@ function startEmbeddedOperator(
     homeNamespace: ctx.config.namespace,
     monitoringIntervalMs: ctx.config.monitoring.intervalMs,
     slotWalDegradedBytes: ctx.config.monitoring.slotWalDegradedBytes,
+    // A Warehouse applied to the cluster is tested as POST /warehouses/{id}/test tests it.
+    warehouses: {
+      http: ctx.warehouseHttp,
+      secrets: ctx.secretStore,
+      secretNamespace: ctx.config.workerNamespace,
+      scope: async (w) => (await tokenSource(ctx, w.metadata.name, w.spec)).scope,
+    },
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal).catch((err: unknown) => {
