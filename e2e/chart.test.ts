@@ -439,7 +439,7 @@ describe('Helm chart charts/sluice', () => {
       }
       expect(template.spec.serviceAccountName).toBe('sluice-worker');
       expect(template.spec.automountServiceAccountToken).toBe(false);
-      expect(template.spec.containers[0].args).toEqual(['dataplane/dist/main.js']);
+      expect(template.spec.containers[0].args).toEqual(['operator/dist/worker/main.js']);
       // The workers' heap bounds: the process runtime's default, one value.
       expect(template.spec.containers[0].env).toContainEqual({
         name: 'NODE_OPTIONS',
@@ -757,14 +757,14 @@ describe('Dockerfile', () => {
   });
 
   it('starts the entry points the chart runs', () => {
-    // gateway/dist/main.js and dataplane/dist/main.js come from these sources;
+    // gateway/dist/main.js and operator/dist/worker/main.js come from these sources;
     // operator/dist/main.js (the chart's operator.args) arrives with the operator.
-    for (const src of ['gateway/src/main.ts', 'dataplane/src/main.ts']) {
+    for (const src of ['gateway/src/main.ts', 'operator/src/worker/main.ts']) {
       expect({ src, exists: existsSync(join(ROOT, src)) }).toEqual({ src, exists: true });
     }
     const values = load(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Any;
     expect(values.gateway.args).toEqual(['gateway/dist/main.js']);
-    expect(values.workers.args).toEqual(['dataplane/dist/main.js']);
+    expect(values.workers.args).toEqual(['operator/dist/worker/main.js']);
     expect(values.podSecurityContext.runAsUser).toBe(10001);
     expect(values.securityContext.runAsUser).toBe(10001);
   });

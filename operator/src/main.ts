@@ -13,19 +13,21 @@ import {
   KubernetesSecretStore,
   reuseConnections,
   watchNamespaces,
+  warehouseHttpOptions,
+  warehouseOutboundFromEnv,
   type ClusterPort,
   type WorkerRuntimePort,
 } from '@sluice/shared';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
+import { WORKER_MAIN } from './index.js';
 import { LeaderElector } from './leader-election.js';
 import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
 import { DeploymentRuntime } from './runtime/deployment-runtime.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
 import { defaultPodTemplate } from './runtime/worker-deployment.js';
 import { workerGrants } from './runtime/worker-grants.js';
-import { WORKER_PROGRAM_PATH } from './runtime/worker-program.js';
 import { moveToWorkerNamespace } from './runtime/worker-namespace-move.js';
 import { slotWalDegradedBytes } from './reconcile/slot-retention.js';
 
@@ -75,6 +77,14 @@ async function main(): Promise<void> {
     // SLUICE_MONITORING_INTERVAL_MS: how often workers' /metrics are read (docs/data-plane.md, "Monitoring").
     monitoringIntervalMs: Number(env.SLUICE_MONITORING_INTERVAL_MS || 15_000),
     slotWalDegradedBytes: slotWalDegradedBytes(env),
+    // Warehouses: tested under the gateway's outbound settings, read from the same
+    // variables (SLUICE_OUTBOUND_*_CIDRS, SLUICE_WAREHOUSE_*; docs/warehouses.md).
+    warehouses: {
+      http: warehouseHttpOptions(warehouseOutboundFromEnv(env)),
+      secrets: new KubernetesSecretStore(kc),
+      secretNamespace: workerNamespace,
+      homeNamespace: namespace,
+    },
   });
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort());
@@ -135,7 +145,7 @@ function workerRuntime(
     return new ProcessRuntime({
       command: env.SLUICE_WORKER_COMMAND
         ? (JSON.parse(env.SLUICE_WORKER_COMMAND) as string[])
-        : [process.execPath, WORKER_PROGRAM_PATH],
+        : [process.execPath, WORKER_MAIN],
       workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
     });
   }

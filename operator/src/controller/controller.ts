@@ -17,12 +17,15 @@ import { slotWalDegradedBytes } from '../reconcile/slot-retention.js';
 import { planPart } from '../reconcile/part.js';
 import { planPipeline } from '../reconcile/pipeline.js';
 import type { Plan } from '../reconcile/actions.js';
+import type { StandaloneReconciler } from '../reconcile/reconciler.js';
+import { warehouseReconciler } from '../reconcile/warehouse.js';
 import { runWorkers, WorkQueue } from '../work-queue.js';
 import type { EventRecorder } from './events.js';
 import { execute } from './executor.js';
 import { InformerSet } from './informer-set.js';
 import { RefIndex } from './ref-index.js';
 import type { Logger } from './logger.js';
+import type { WarehouseTesterOptions } from './warehouse-tester.js';
 
 export interface ControllerOptions {
   cluster: ClusterPort;
@@ -40,11 +43,11 @@ export interface ControllerOptions {
   /** Where managed Secrets are deleted when their connector is (the worker namespace). */
   secrets?: Pick<SecretStorePort, 'delete'>;
   secretNamespace?: string;
+  /** The control plane's namespace, whose connectors own `sluice-connector-<name>` (default `secretNamespace`). */
+  homeNamespace?: string;
   /** Reconciles running at once (different keys). */
   concurrency?: number;
   /** Every object is reconciled again this often, whatever happened (safety net). */
-  /** The control plane's namespace, whose connectors own `sluice-connector-<name>` (default `secretNamespace`). */
-  homeNamespace?: string;
   resyncMs?: number;
   /**
    * How often the monitoring collector reads the workers' /metrics
@@ -55,6 +58,12 @@ export interface ControllerOptions {
   slotWalDegradedBytes?: number;
   /** How long a PostgreSQL source being deleted waits for the gateway to drop its slot (SLUICE_CAPTURE_RELEASE_TIMEOUT_MS, 2 min). */
   captureReleaseTimeoutMs?: number;
+  /**
+   * How Warehouses are tested (outbound policy, secret store); unset, the
+   * controller does not watch Warehouses (the operator process and the
+   * embedded operator always set it).
+   */
+  warehouses?: WarehouseTesterOptions;
   now?: () => string;
 }
 
@@ -74,6 +83,11 @@ type Kind = (typeof KINDS)[number];
 export class Controller {
   private readonly queue = new WorkQueue();
   private readonly informers: Record<Kind, InformerSet>;
+  /** The kinds whose plan reads their own object only, with their informers (reconciler.ts). */
+  private readonly standalone = new Map<
+    SluiceKind,
+    { reconciler: StandaloneReconciler; informer: InformerSet }
+  >();
   private readonly now: () => string;
   private readonly slotWalDegradedBytes: number;
   /** Who references whom, so a change finds its dependants without scanning a cache. */
@@ -87,19 +101,19 @@ export class Controller {
     this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
     this.slotWalDegradedBytes = options.slotWalDegradedBytes ?? slotWalDegradedBytes();
     const clusterFor = options.clusterFor ?? (() => options.cluster);
-    const make = (kind: Kind) =>
-      new InformerSet(
-        kind,
-        options.namespaces,
-        clusterFor,
-        (o, deleted) => this.changed(kind, o, deleted),
-        options.log,
-      );
+    const make = (kind: SluiceKind, onChange: (o: ClusterObject, deleted: boolean) => void) =>
+      new InformerSet(kind, options.namespaces, clusterFor, onChange, options.log);
+    const standalone = options.warehouses ? [warehouseReconciler as StandaloneReconciler] : [];
+    for (const reconciler of standalone) {
+      const informer = make(reconciler.kind, (o) => this.enqueue(reconciler.kind, o));
+      this.standalone.set(reconciler.kind, { reconciler, informer });
+    }
+    const linked = (kind: Kind) => make(kind, (o, deleted) => this.changed(kind, o, deleted));
     this.informers = {
-      Connector: make('Connector'),
-      DataModel: make('DataModel'),
-      Subscription: make('Subscription'),
-      Pipeline: make('Pipeline'),
+      Connector: linked('Connector'),
+      DataModel: linked('DataModel'),
+      Subscription: linked('Subscription'),
+      Pipeline: linked('Pipeline'),
     };
   }
 
@@ -107,10 +121,11 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     const { runtime, log } = this.options;
     const unsubscribe = runtime.subscribe((id) => this.workerChanged(id));
-    const informers = Object.values(this.informers).map((i) => i.run(signal));
+    const all = [...Object.values(this.informers), ...[...this.standalone.values()].map((s) => s.informer)];
+    const informers = all.map((i) => i.run(signal));
     const resync = setInterval(() => this.enqueueAll(), this.options.resyncMs ?? 5 * 60_000);
     signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
-    await Promise.all(Object.values(this.informers).map((i) => i.synced));
+    await Promise.all(all.map((i) => i.synced));
     log.info({}, 'operator caches synced; reconciling');
     const monitoring = this.startMonitoring(signal);
     try {
@@ -147,15 +162,24 @@ export class Controller {
   }
 
   /** The caches' view (tests and the operator's health endpoint). */
-  get(kind: Kind, namespace: string, name: string): ClusterObject | undefined {
-    return this.informers[kind].get(`${namespace}/${name}`);
+  get(kind: SluiceKind, namespace: string, name: string): ClusterObject | undefined {
+    return this.informerOf(kind)?.get(`${namespace}/${name}`);
+  }
+
+  private informerOf(kind: SluiceKind): InformerSet | undefined {
+    return (
+      (this.informers as Partial<Record<SluiceKind, InformerSet>>)[kind] ??
+      this.standalone.get(kind)?.informer
+    );
   }
 
   private enqueueAll(): void {
     for (const kind of KINDS) for (const o of this.informers[kind].values()) this.enqueue(kind, o);
+    for (const [kind, { informer }] of this.standalone)
+      for (const o of informer.values()) this.enqueue(kind, o);
   }
 
-  private enqueue(kind: Kind, o: { metadata: { namespace: string; name: string } }): void {
+  private enqueue(kind: SluiceKind, o: { metadata: { namespace: string; name: string } }): void {
     this.queue.add(`${kind}/${o.metadata.namespace}/${o.metadata.name}`);
   }
 
@@ -248,9 +272,13 @@ export class Controller {
 
   private async reconcile(key: string): Promise<{ requeueAfter: number } | undefined> {
     const [kind, ns, name] = key.split('/') as [Kind, string, string];
-    const object = this.find(kind, ns, name);
+    const standalone = this.standalone.get(kind);
+    const object = standalone ? standalone.informer.get(`${ns}/${name}`) : this.find(kind, ns, name);
     let plan: Plan;
-    if (kind === 'Connector') {
+    if (standalone) {
+      if (!object) return undefined;
+      plan = standalone.reconciler.plan(object);
+    } else if (kind === 'Connector') {
       const input = await this.connectorInput(ns, name, object as ConnectorResource | undefined);
       if (!input) return undefined;
       plan = planConnector(input);
@@ -280,7 +308,8 @@ export class Controller {
     }
     await execute(plan.actions, {
       ...this.options,
-      observe: (o) => this.informers[o.kind as Kind]?.observe(o),
+      now: this.now,
+      observe: (o) => this.informerOf(o.kind)?.observe(o),
     });
     return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : undefined;
   }
@@ -324,10 +353,10 @@ export class Controller {
       pipelines: this.pipelinesOf('Connector', ns, name),
       worker,
       ...(secretNamespace !== undefined ? { secretNamespace } : {}),
+      ...(homeNamespace !== undefined ? { homeNamespace } : {}),
       slotWalDegradedBytes: this.slotWalDegradedBytes,
       captureReleaseTimeoutMs: this.options.captureReleaseTimeoutMs ?? captureReleaseTimeoutMs(),
       now: this.now(),
     };
   }
 }
-      ...(homeNamespace !== undefined ? { homeNamespace } : {}),

@@ -7,6 +7,7 @@ import {
 } from '@sluice/shared';
 import type { Action } from '../reconcile/actions.js';
 import type { EventRecorder } from './events.js';
+import { testWarehouse, type WarehouseTesterOptions } from './warehouse-tester.js';
 
 /**
  * Applies a plan's actions in order; the thin side of "pure planning, thin
@@ -21,6 +22,9 @@ export async function execute(
     runtime: WorkerRuntimePort;
     events: EventRecorder;
     secrets?: Pick<SecretStorePort, 'delete'>;
+    /** What a `testWarehouse` needs; unset, the controller watches no Warehouse. */
+    warehouses?: WarehouseTesterOptions;
+    now?: () => string;
     /** Told of every object a write returned (the controller's caches take it at once). */
     observe?: (o: ClusterObject) => void;
   },
@@ -46,6 +50,14 @@ export async function execute(
         case 'deleteSecret':
           await deps.secrets?.delete(a.namespace, a.name);
           break;
+        case 'testWarehouse': {
+          if (!deps.warehouses) break;
+          const { namespace, name } = a.warehouse.metadata;
+          const now = deps.now?.() ?? new Date().toISOString();
+          const status = await testWarehouse(deps.warehouses, a.warehouse, now);
+          deps.observe?.(await deps.cluster.patchStatus('Warehouse', namespace, name, status));
+          break;
+        }
         case 'event':
           await deps.events.record(a.ref, a.eventType, a.reason, a.message);
           break;

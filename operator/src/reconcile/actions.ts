@@ -1,4 +1,4 @@
-import type { SluiceKind, WorkerSpec } from '@sluice/shared';
+import type { SluiceKind, WarehouseResource, WorkerSpec } from '@sluice/shared';
 
 // What a reconciler decides, as data: the executor (executor.ts) applies
 // these, the unit tests read them. A plan that is empty changes nothing, so
@@ -25,6 +25,11 @@ export type Action =
   | { type: 'stopWorker'; id: string }
   /** A managed Secret of a deleted object (absent is fine). */
   | { type: 'deleteSecret'; namespace: string; name: string }
+  /**
+   * A warehouse's connection test with the settings of this object, its
+   * verdict written as its status (warehouse-tester.ts).
+   */
+  | { type: 'testWarehouse'; warehouse: WarehouseResource }
   /** A Kubernetes Event on the object (a log line in the embedded mode). */
   | { type: 'event'; ref: ObjectRef; eventType: 'Normal' | 'Warning'; reason: string; message: string };
 

@@ -391,6 +391,13 @@ export const WarehouseStatus = Type.Object(
     state: Type.Optional(Enum(WAREHOUSE_STATES, 'Spec 3.3')),
     ...statusCommon,
     testedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    connectionFingerprint: Type.Optional(
+      Type.String({
+        description:
+          'Digest of the connection settings the last test ran with (hostname, HTTP path, token reference, ' +
+          "catalog, schema): the operator tests again when the spec's differs",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -71,4 +71,3 @@ export {
   WEBHOOK_METHODS,
   WebhookTargetConfig,
 } from './targets.js';
-export { cdcNames } from './postgres-cdc-names.js';

@@ -2,4 +2,3 @@
 export * from './embedded-ipv4.js';
 export * from './outbound-policy.js';
 export * from './outbound-http.js';
-export * from './free-port.js';

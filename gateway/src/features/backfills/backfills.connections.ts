@@ -10,7 +10,7 @@ import {
   kafkaConnection,
   type PostgresSettings,
   type Sink,
-} from '@sluice/dataplane';
+} from '@sluice/operator';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,

@@ -1,4 +1,4 @@
-import { estimateTableRows, remainingIn, retainedRange } from '@sluice/dataplane';
+import { estimateTableRows, remainingIn, retainedRange } from '@sluice/operator';
 import {
   changeStreamTopic,
   type BackfillMode,

@@ -1,4 +1,4 @@
-import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/dataplane';
+import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/operator';
 import {
   CAPTURE_DROPPED,
   CAPTURE_RELEASED_ANNOTATION,

@@ -1,4 +1,4 @@
-import { measureSlotRetention, type PostgresSourceSettings } from '@sluice/dataplane';
+import { measureSlotRetention, type PostgresSourceSettings } from '@sluice/operator';
 import {
   connectorType,
   type ConnectorSpec,

@@ -3,7 +3,7 @@ import {
   MissingSecretError,
   prepareSubscription,
   type PreparedSubscription,
-} from '@sluice/dataplane';
+} from '@sluice/operator';
 import {
   PREVIEW_DEFAULT_LIMIT,
   sourceWorkerConfig,

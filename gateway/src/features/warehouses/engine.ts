@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
 import {
-  DatabricksClient,
-  OutboundPolicy,
-  isSecretRef,
+  resolveWarehouseToken,
+  warehouseClient,
+  warehouseHttpOptions as outboundOptions,
+  type DatabricksClient,
   type OutboundHttpOptions,
   type WarehouseSpec,
+  type WarehouseTokenSource,
 } from '@sluice/shared';
 import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { Config } from '../../config.js';
@@ -13,14 +14,30 @@ import type { GatewayContext } from '../../context.js';
 // How the gateway reaches a warehouse's engine: one set of outbound options
 // (policy, CAs, deadline) per process, a client per call with the token
 // resolved from the secret store at that moment (never cached, never logged).
+// The options and the token's resolution are shared with the operator's
+// Warehouse reconciler (shared/src/warehouses).
 
 export function warehouseHttpOptions(config: Config): OutboundHttpOptions {
   const { outbound, warehouses } = config;
-  return {
-    policy: new OutboundPolicy({ deny: outbound.denyCidrs, allow: outbound.allowCidrs }),
-    timeoutMs: warehouses.httpTimeoutMs,
+  return outboundOptions({
+    denyCidrs: outbound.denyCidrs,
+    allowCidrs: outbound.allowCidrs,
     allowHttp: warehouses.allowHttp,
-    extraCa: warehouses.caFile ? [readFileSync(warehouses.caFile, 'utf8')] : [],
+    caFile: warehouses.caFile,
+    httpTimeoutMs: warehouses.httpTimeoutMs,
+  });
+}
+
+/** Where a warehouse's token is read, in the scope of its team (and its own managed secret). */
+export async function tokenSource(
+  ctx: GatewayContext,
+  id: string,
+  spec: WarehouseSpec,
+): Promise<WarehouseTokenSource> {
+  return {
+    secrets: ctx.secretStore,
+    namespace: ctx.config.workerNamespace,
+    scope: await teamSecretScope(ctx, [spec.teamId], [managedSecretName('warehouse', id)]),
   };
 }
 
@@ -30,15 +47,9 @@ export function warehouseHttpOptions(config: Config): OutboundHttpOptions {
  * not granted): every use of a warehouse's token goes through here.
  */
 export async function resolveToken(ctx: GatewayContext, id: string, spec: WarehouseSpec): Promise<string> {
-  const ref = spec.accessToken;
-  if (!isSecretRef(ref)) throw new Error('The stored access token is not a secret reference');
-  const scope = await teamSecretScope(ctx, [spec.teamId], [managedSecretName('warehouse', id)]);
-  return ctx.secretStore.resolve(ctx.config.workerNamespace, ref.valueFrom.secretKeyRef, scope);
+  return resolveWarehouseToken(spec, await tokenSource(ctx, id, spec));
 }
 
 export function engineClient(ctx: GatewayContext, host: string, token: string): DatabricksClient {
-  return new DatabricksClient(
-    { host, token, scheme: ctx.warehouseHttp.allowHttp ? 'http' : 'https' },
-    ctx.warehouseHttp,
-  );
+  return warehouseClient(host, token, ctx.warehouseHttp);
 }

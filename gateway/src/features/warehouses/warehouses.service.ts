@@ -11,8 +11,9 @@ import {
   normalizeHostname,
   normalizeHttpPath,
   runStatement,
-  testConnection,
+  runWarehouseTest,
   warehouseIdOf,
+  warehouseTestStatus,
   type ConnectionStep,
   type ConnectionVerdict,
   type SecretValue,
@@ -23,7 +24,6 @@ import {
   type WarehouseRead,
   type WarehouseResource,
   type WarehouseSpec,
-  type WarehouseStatus,
   type WarehouseUpdate,
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
@@ -40,7 +40,7 @@ import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { deleteTasksOf } from './tasks.repository.js';
-import { engineClient, resolveToken } from './engine.js';
+import { engineClient, resolveToken, tokenSource } from './engine.js';
 import * as repo from './warehouses.repository.js';
 import { TOKEN_FIELD, toWarehouseRead } from './warehouses.mapper.js';
 
@@ -190,50 +190,13 @@ async function runTest(
   spec: WarehouseSpec,
   token?: string,
 ): Promise<ConnectionVerdict> {
-  let value = token;
-  if (value === undefined) {
-    try {
-      value = await resolveToken(ctx, objectId, spec);
-    } catch (err) {
-      if (!(err instanceof SecretNotFoundError)) throw err;
-      return { ok: false, step: 'warehouse', message: `The access token cannot be read: ${err.message}` };
-    }
-  }
-  const id = warehouseIdOf(spec.httpPath);
-  if (!id.ok) return { ok: false, step: 'warehouse', message: id.msg };
-  return testConnection(engineClient(ctx, spec.serverHostname, value), {
-    warehouseId: id.value,
-    ...(spec.catalog !== undefined ? { catalog: spec.catalog } : {}),
-    ...(spec.schema !== undefined ? { schema: spec.schema } : {}),
-  });
+  return runWarehouseTest(spec, ctx.warehouseHttp, token ?? (await tokenSource(ctx, objectId, spec)));
 }
 
-/** Spec 3.3: the status is the verdict of the last test (and a Ready condition for kubectl and Argo CD). */
-function statusOf(verdict: ConnectionVerdict, generation: number | undefined): WarehouseStatus {
-  const now = new Date().toISOString();
-  const message = verdict.ok ? `Connected to SQL warehouse "${verdict.warehouse.name}"` : verdict.message;
-  return {
-    state: verdict.ok ? 'Live' : 'Error',
-    message: verdict.ok ? undefined : verdict.message,
-    testedAt: now,
-    ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    conditions: [
-      {
-        type: 'Ready',
-        status: verdict.ok ? 'True' : 'False',
-        reason: verdict.ok ? 'ConnectionTestPassed' : 'ConnectionTestFailed',
-        message,
-        lastTransitionTime: now,
-        ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      },
-    ],
-  };
-}
-
+/** Spec 3.3: the verdict becomes the status, as the operator writes it (warehouseTestStatus). */
 async function recordVerdict(ctx: GatewayContext, w: WarehouseResource, verdict: ConnectionVerdict) {
-  const status = statusOf(verdict, w.metadata.generation);
-  // A merge patch: `message: null` removes an old failure.
-  await ctx.catalog.patchStatus('Warehouse', w.metadata.name, { ...status, message: status.message ?? null });
+  const status = warehouseTestStatus(verdict, w, new Date().toISOString());
+  await ctx.catalog.patchStatus('Warehouse', w.metadata.name, status);
 }
 
 /** POST /warehouses/{id}/test: the three calls with the stored settings; the verdict becomes the status. */
