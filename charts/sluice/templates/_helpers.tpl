@@ -136,6 +136,20 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- join "," $all }}
 {{- end }}
 
+{{/* The worker namespace: workers.namespace, or "<release namespace>-workers". */}}
+{{- define "sluice.workerNamespace" -}}
+{{- $ns := default (printf "%s-workers" .Release.Namespace) .Values.workers.namespace }}
+{{- if gt (len $ns) 63 }}
+{{- fail (printf "sluice: the worker namespace %q is longer than 63 characters: set workers.namespace" $ns) }}
+{{- end }}
+{{- $ns }}
+{{- end }}
+
+{{/* Whether workers live apart from the control plane (the default layout). */}}
+{{- define "sluice.workersApart" -}}
+{{- if ne (include "sluice.workerNamespace" .) .Release.Namespace }}true{{ end }}
+{{- end }}
+
 {{/* SLUICE_WATCH_NAMESPACES: "*" in cluster scope, else the list above. */}}
 {{- define "sluice.watchNamespacesEnv" -}}
 {{- if .Values.rbac.clusterScope }}*{{ else }}{{ include "sluice.watchNamespaces" . }}{{ end }}
@@ -231,6 +245,8 @@ sluice.dev/control-plane: "true"
   value: kubernetes
 - name: SLUICE_NAMESPACE
   value: {{ .Release.Namespace | quote }}
+- name: SLUICE_WORKER_NAMESPACE
+  value: {{ include "sluice.workerNamespace" . | quote }}
 - name: SLUICE_WATCH_NAMESPACES
   value: {{ include "sluice.watchNamespacesEnv" . | quote }}
 {{- end }}
