@@ -5,7 +5,7 @@
 #
 #   docker run sluice                                # node gateway/dist/main.js (default)
 #   docker run sluice operator/dist/main.js          # the operator
-#   docker run sluice operator/dist/worker/main.js   # a worker (started by the operator)
+#   docker run sluice dataplane/dist/main.js   # a worker (started by the operator)
 #
 # Build from the repository root:  docker build -t <registry>/sluice:0.1.0 .
 #
@@ -28,6 +28,7 @@ WORKDIR /src
 # `npm ci`: exactly the committed lockfile, for a reproducible image.
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
+COPY dataplane/package.json dataplane/
 COPY gateway/package.json gateway/
 COPY operator/package.json operator/
 COPY e2e/package.json e2e/
@@ -38,6 +39,8 @@ RUN npm ci --no-audit --no-fund && node scripts/patch-kafka-client.mjs
 COPY tsconfig.json tsconfig.base.json ./
 COPY shared/tsconfig.json shared/
 COPY shared/src shared/src
+COPY dataplane/tsconfig.json dataplane/
+COPY dataplane/src dataplane/src
 COPY gateway/tsconfig.json gateway/
 COPY gateway/src gateway/src
 COPY operator/tsconfig.json operator/
@@ -49,15 +52,16 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
+COPY dataplane/package.json dataplane/
 COPY gateway/package.json gateway/
 COPY operator/package.json operator/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/
-# Production dependencies of the three runtime workspaces only (not the e2e
+# Production dependencies of the four runtime workspaces only (not the e2e
 # and bench ones); workspace packages become symlinks into /app/<workspace>.
 COPY scripts/patch-kafka-client.mjs scripts/
 RUN npm ci --omit=dev --no-audit --no-fund \
-      --workspace shared --workspace gateway --workspace operator \
+      --workspace shared --workspace dataplane --workspace gateway --workspace operator \
  && node scripts/patch-kafka-client.mjs \
  && npm cache clean --force
 
@@ -79,6 +83,8 @@ COPY --from=deps /app/node_modules node_modules
 COPY --from=build /src/package.json ./
 COPY --from=build /src/shared/package.json shared/
 COPY --from=build /src/shared/dist shared/dist
+COPY --from=build /src/dataplane/package.json dataplane/
+COPY --from=build /src/dataplane/dist dataplane/dist
 COPY --from=build /src/gateway/package.json gateway/
 COPY --from=build /src/gateway/dist gateway/dist
 COPY --from=build /src/operator/package.json operator/

@@ -1,4 +1,4 @@
-// The real worker program (operator/dist/worker/main.js) as a child process,
+// The real worker program (dataplane/dist/main.js) as a child process,
 // the way the operator's process runtime starts it: a configuration file, a
 // port for /readyz and /metrics. What the bench reads of it: readiness, the
 // counters and the latency histogram of /metrics, and its peak resident memory.
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const WORKER_PROGRAM = fileURLToPath(new URL('../../operator/dist/worker/main.js', import.meta.url));
+export const WORKER_PROGRAM = fileURLToPath(new URL('../../dataplane/dist/main.js', import.meta.url));
 
 const freePort = () =>
   new Promise((resolve, reject) => {

@@ -31,7 +31,7 @@ export interface Config {
   kubeconfig?: string;
   /** Runs the operator inside the gateway (one machine); off when a separate operator runs. */
   embeddedOperator: boolean;
-  /** argv of the worker program for the process runtime; default `node <operator>/dist/worker/main.js`. */
+  /** argv of the worker program for the process runtime; default `node <dataplane>/dist/main.js`. */
   workerCommand?: string[];
   /**
    * SLUICE_NAMESPACE: the control plane's own namespace, where objects created

@@ -12,7 +12,7 @@ import {
   newProducer,
   readOneAsGroup,
   WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
+} from '../../dataplane/test/kafka-helpers.js';
 import {
   closeScanned,
   createConnector,

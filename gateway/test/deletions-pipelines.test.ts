@@ -12,7 +12,7 @@ import {
   newProducer,
   topicSize,
   WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
+} from '../../dataplane/test/kafka-helpers.js';
 import { stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
 import type { GatewayContext } from '../src/context.js';
 import { databaseKinds, type TestUser } from './harness.js';

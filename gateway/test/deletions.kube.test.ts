@@ -6,7 +6,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { Admin } from '@platformatic/kafka';
 import { testKafkaBrokers } from '../../shared/test/kafka.js';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
-import { assertWorkerBuilt, WORKER_PROGRAM } from '../../operator/test/kafka-helpers.js';
+import { assertWorkerBuilt, WORKER_PROGRAM } from '../../dataplane/test/kafka-helpers.js';
 import { configs, createEnv, reachState, SECRETS } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 

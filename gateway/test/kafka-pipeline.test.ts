@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
-import { eventually, readTopic, topicSize } from '../../operator/test/kafka-helpers.js';
+import { eventually, readTopic, topicSize } from '../../dataplane/test/kafka-helpers.js';
 import { reachState, type TeamSetup } from './catalog-fixtures.js';
 import type { TestGateway } from './harness.js';
 import { startKafkaPipelineSetup, type KafkaPipelineSetup } from './kafka-pipeline-setup.js';

@@ -7,7 +7,7 @@ import {
   eventually,
   newProducer,
   WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
+} from '../../dataplane/test/kafka-helpers.js';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';

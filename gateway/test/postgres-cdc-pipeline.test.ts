@@ -8,7 +8,7 @@ import {
   eventually,
   readTopic,
   WORKER_PROGRAM,
-} from '../../operator/test/kafka-helpers.js';
+} from '../../dataplane/test/kafka-helpers.js';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { freePort } from '../../operator/src/runtime/process-runtime.js';
+import { freePort } from '@sluice/shared';
 import type { TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 

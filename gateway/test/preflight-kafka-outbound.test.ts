@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { countingListener, hostPort, type CountingListener } from '../../operator/test/counting-listener.js';
+import { countingListener, hostPort, type CountingListener } from '../../dataplane/test/counting-listener.js';
 import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { poster } from './preflight-fixtures.js';

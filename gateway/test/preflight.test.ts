@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Admin, type Producer } from '@platformatic/kafka';
 import pg from 'pg';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
-import { newProducer } from '../../operator/test/kafka-helpers.js';
+import { newProducer } from '../../dataplane/test/kafka-helpers.js';
 import { createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { closeChecked, closedPort, poster, startPreflightGateway } from './preflight-fixtures.js';

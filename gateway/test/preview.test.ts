@@ -4,7 +4,7 @@ import { Admin, type Producer } from '@platformatic/kafka';
 import { decryptValue } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
-import { freePort, newProducer } from '../../operator/test/kafka-helpers.js';
+import { freePort, newProducer } from '../../dataplane/test/kafka-helpers.js';
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
-import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '../../operator/test/kafka-helpers.js';
+import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '../../dataplane/test/kafka-helpers.js';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { eventually, readTopic } from '../../operator/test/kafka-helpers.js';
+import { eventually, readTopic } from '../../dataplane/test/kafka-helpers.js';
 import {
   closeScanned,
   configs,

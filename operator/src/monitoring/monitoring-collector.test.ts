@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { ClusterPort, DataModelResource, SubscriptionResource, WorkerRuntimePort } from '@sluice/shared';
 import { silentLogger } from '../controller/logger.js';
-import { MetricsRegistry } from '../worker/metrics.js';
+import { MetricsRegistry } from '@sluice/shared';
 import { MonitoringCollector } from './monitoring-collector.js';
 
 // The collector against a real HTTP /metrics (the worker's own registry) and

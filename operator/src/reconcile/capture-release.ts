@@ -1,10 +1,10 @@
 import {
   CAPTURE_DROPPED,
   CAPTURE_RELEASED_ANNOTATION,
+  cdcNames,
   connectorType,
   type ConnectorResource,
 } from '@sluice/shared';
-import { cdcNames } from '../worker/sources/postgres-cdc.js';
 
 // A PostgreSQL source holds a replication slot on the user's server; left
 // behind, it makes the server keep WAL until its disk is full. Deleting the

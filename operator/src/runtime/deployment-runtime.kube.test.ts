@@ -32,7 +32,7 @@ const TEMPLATE: V1PodTemplateSpec = {
       {
         name: 'worker',
         image: 'registry.example/sluice:0.1.0',
-        args: ['operator/dist/worker/main.js'],
+        args: ['dataplane/dist/main.js'],
         resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } },
         securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
         volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],

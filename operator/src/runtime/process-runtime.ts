@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { constants as osConstants } from 'node:os';
 import {
   describeTermination,
+  freePort,
   workerNodeOptions,
   type WorkerObservation,
   type WorkerRuntimePort,
@@ -321,16 +321,4 @@ function readMessage(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A free 127.0.0.1 port for the worker's HTTP endpoints. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

@@ -7,6 +7,7 @@ import {
   type SecretKeyRef,
   type WorkerSpec,
 } from '@sluice/shared';
+import { WORKER_PROGRAM } from './worker-program.js';
 
 // The Deployment of one worker, as a pure function of the worker spec and the
 // pod template the chart hands the operator (image, service account,
@@ -33,7 +34,7 @@ export function defaultPodTemplate(image: string): V1PodTemplateSpec {
   return {
     metadata: {},
     spec: {
-      containers: [{ name: WORKER_CONTAINER, image, args: ['operator/dist/worker/main.js'] }],
+      containers: [{ name: WORKER_CONTAINER, image, args: [WORKER_PROGRAM] }],
     },
   };
 }
@@ -72,9 +73,9 @@ export function workerDeployment(
   runtimeNamespace: string,
   /** The references given to the worker (the granted ones: DeploymentRuntimeOptions.grantedRefs); all by default. */
   refs: SecretKeyRef[] = secretRefsIn(spec.config),
-): V1Deployment {
   /** deploymentName's home namespace; default `runtimeNamespace`. */
   homeNamespace = runtimeNamespace,
+): V1Deployment {
   const name = deploymentName(spec.id, homeNamespace);
   const selector = { ...MANAGED_BY, [WORKER_LABEL]: name };
   const labels = { ...labelsFrom(spec.labels), ...selector };

@@ -71,3 +71,4 @@ export {
   WEBHOOK_METHODS,
   WebhookTargetConfig,
 } from './targets.js';
+export { cdcNames } from './postgres-cdc-names.js';

@@ -50,7 +50,7 @@ describe('IPv6 addresses that carry an IPv4 address', () => {
 
 describe('the outbound policy on IPv6 forms of IPv4 addresses', () => {
   const gateway = new OutboundPolicy();
-  // The workers' default list (operator/src/worker/outbound.ts) is this short.
+  // The workers' default list (dataplane/src/outbound.ts) is this short.
   const worker = new OutboundPolicy({ deny: ['169.254.0.0/16', 'fe80::/10', '0.0.0.0/8', '::/128'] });
 
   it.each([

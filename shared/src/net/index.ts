@@ -2,3 +2,4 @@
 export * from './embedded-ipv4.js';
 export * from './outbound-policy.js';
 export * from './outbound-http.js';
+export * from './free-port.js';

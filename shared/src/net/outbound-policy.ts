@@ -5,7 +5,7 @@ import { embeddedIpv4 } from './embedded-ipv4.js';
 // The outbound-address policy (SSRF defence) of every connection Sluice opens
 // to an address a user typed: the gateway's pre-flight checks, previews,
 // backfills and warehouse calls, and the workers' sources and targets (with
-// their own deny list: operator/src/worker/outbound.ts). A user who may store
+// their own deny list: dataplane/src/outbound.ts). A user who may store
 // a hostname must not be able to make the service call its own cloud's
 // metadata endpoint (169.254.169.254), the cluster's internal services or
 // loopback. docs/security.md describes both policies for operators.
@@ -15,7 +15,7 @@ import { embeddedIpv4 } from './embedded-ipv4.js';
 // DNS answer that changes between a check and the connection — rebinding —
 // cannot slip through). IP literals skip DNS in node:net, so `assertHost`
 // checks them before a request is made. Kafka clients dial brokers through
-// both (operator/src/worker/kafka/broker-policy.ts).
+// both (dataplane/src/kafka/broker-policy.ts).
 
 /**
  * Denied by default: "this" network, private (RFC 1918), carrier-grade NAT,

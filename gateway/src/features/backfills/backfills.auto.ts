@@ -1,4 +1,4 @@
-import { groupHasReadTopic, platformStream, streamStart, type StreamStart } from '@sluice/operator';
+import { groupHasReadTopic, platformStream, streamStart, type StreamStart } from '@sluice/dataplane';
 import {
   changeStreamTopic,
   oneLine,

@@ -10,7 +10,7 @@ import {
   kafkaConnection,
   type PostgresSettings,
   type Sink,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,

@@ -1,4 +1,4 @@
-import { estimateTableRows, remainingIn, retainedRange } from '@sluice/operator';
+import { estimateTableRows, remainingIn, retainedRange } from '@sluice/dataplane';
 import {
   changeStreamTopic,
   type BackfillMode,

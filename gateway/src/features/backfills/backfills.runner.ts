@@ -1,7 +1,6 @@
 import {
   fetchRange,
   keyValuesOf,
-  MetricsRegistry,
   positiveSetting,
   prepareSubscription,
   readTablePage,
@@ -14,8 +13,8 @@ import {
   type ConsumedMessage,
   type StreamRange,
   type WorkerContext,
-} from '@sluice/operator';
-import { oneLine } from '@sluice/shared';
+} from '@sluice/dataplane';
+import { MetricsRegistry, oneLine } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';

@@ -1,4 +1,4 @@
-import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/operator';
+import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/dataplane';
 import {
   CAPTURE_DROPPED,
   CAPTURE_RELEASED_ANNOTATION,

@@ -1,4 +1,4 @@
-import { resolveSecrets } from '@sluice/operator';
+import { resolveSecrets } from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,

@@ -1,4 +1,4 @@
-import { positiveSetting } from '@sluice/operator';
+import { positiveSetting } from '@sluice/dataplane';
 import {
   abortableSleep,
   DELETION_OBJECT_KINDS,

@@ -1,4 +1,4 @@
-import { measureSlotRetention, type PostgresSourceSettings } from '@sluice/operator';
+import { measureSlotRetention, type PostgresSourceSettings } from '@sluice/dataplane';
 import {
   connectorType,
   type ConnectorSpec,

@@ -7,12 +7,12 @@ import {
   kafkaConnection,
   type KafkaClientOptions,
   type KafkaConnection,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import { describeKafkaFailure, PreflightFailure, withDeadline } from './preflight.errors.js';
 
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
 // broker of an environment): the workers' connection settings
-// (operator/src/worker/kafka/connection.ts), no retries, short deadlines, and
+// (dataplane/src/kafka/connection.ts), no retries, short deadlines, and
 // the outbound-address policy on every broker address the client dials.
 
 export interface KafkaCheckOptions {
@@ -40,7 +40,7 @@ export interface FetchedMessage {
 /**
  * The client options of a check: the workers' own (the outbound address
  * policy on every broker the client dials, bootstrap or named by the
- * cluster's metadata: operator/src/worker/kafka/broker-policy.ts), no
+ * cluster's metadata: dataplane/src/kafka/broker-policy.ts), no
  * retries, short deadlines.
  */
 export function options(

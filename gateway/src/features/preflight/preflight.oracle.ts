@@ -5,11 +5,11 @@ import {
   oracleWhere,
   type OracleSession,
   type OracleSettings,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import { PreflightFailure, withDeadline } from './preflight.errors.js';
 
 // check-credentials of an ORACLE_TARGET (spec 4.5): the worker's connection
-// (operator/src/worker/oracle-connection.ts: node-oracledb in thin mode, the
+// (dataplane/src/oracle-connection.ts: node-oracledb in thin mode, the
 // host resolved and checked under the policy, the checked address dialled),
 // a short connect deadline, then one read of the session's privileges —
 // nothing is created or written.

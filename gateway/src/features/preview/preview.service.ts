@@ -3,7 +3,7 @@ import {
   MissingSecretError,
   prepareSubscription,
   type PreparedSubscription,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import {
   PREVIEW_DEFAULT_LIMIT,
   sourceWorkerConfig,

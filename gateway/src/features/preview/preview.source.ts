@@ -5,7 +5,7 @@ import {
   tableKey,
   type ConsumedMessage,
   type TableKey,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import { OutboundPolicy, type PreviewSourceKind, type WorkerConfig } from '@sluice/shared';
 import { PreflightFailure } from '../preflight/preflight.errors.js';
 import { fetchRecentKafkaMessages, type RawKafkaMessage } from '../preflight/preflight.kafka.js';

@@ -8,12 +8,12 @@ import {
   type MappedMessage,
   type PostgresTargetSettings,
   type TableRef,
-} from '@sluice/operator';
+} from '@sluice/dataplane';
 import type { OutboundPolicy, PreviewResult, WorkerConfig } from '@sluice/shared';
 import { withPg } from '../preflight/preflight.postgres.js';
 
 // The DDL a POSTGRES_TARGET worker would run for the previewed records,
-// computed as its sink computes it (operator/src/worker/sinks/postgres.ts):
+// computed as its sink computes it (dataplane/src/sinks/postgres.ts):
 // the records folded per table by `planBatch`, the table read from the
 // catalog by `describeTable`, the statements from `ddlFor`. Only the catalog
 // is read; nothing is created or altered.

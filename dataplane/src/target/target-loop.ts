@@ -5,7 +5,7 @@ import {
   type Message,
   type MessagesStream,
 } from '@platformatic/kafka';
-import { abortableSleep, type WorkerConfig } from '@sluice/shared';
+import { abortableSleep, LATENCY_BUCKETS_S, type WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine, WorkerContext } from '../engines.js';
 import {
@@ -14,7 +14,6 @@ import {
   streamKafkaConnection,
   type KafkaConnection,
 } from '../kafka/connection.js';
-import { LATENCY_BUCKETS_S } from '../metrics.js';
 import { brokerRefusal, isOutboundRefusal } from '../kafka/broker-policy.js';
 import { unknownTopicIn } from '../kafka/topic-partitions.js';
 import { workerOutboundPolicy } from '../outbound.js';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, Consumer, type Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { groupHasReadTopic } from '../src/worker/backfill/group-read.js';
-import { streamStart } from '../src/worker/backfill/stream-start.js';
+import { groupHasReadTopic } from '../src/backfill/group-read.js';
+import { streamStart } from '../src/backfill/stream-start.js';
 import { newProducer, readOneAsGroup } from './kafka-helpers.js';
 
 // What the gateway asks a change stream before an automatic backfill

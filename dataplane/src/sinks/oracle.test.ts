@@ -5,7 +5,7 @@ import type { OracleSession } from '../oracle-connection.js';
 import type { OracleBindDef } from './oracle-sql.js';
 import { engineFor } from '../engines.js';
 import { createOracleSink, openOracleSink } from './oracle.js';
-import { del, upsert } from '../../../test/sink-records.js';
+import { del, upsert } from '../../test/sink-records.js';
 
 // The Oracle sink's batch and transaction logic, driven through its session
 // seam by a recording fake (no Oracle server runs here): which statements,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { cdcNames } from '../src/worker/sources/postgres-cdc.js';
+import { cdcNames } from '@sluice/shared';
 import {
   eventually,
   exitedEarly,

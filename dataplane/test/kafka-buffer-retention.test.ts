@@ -9,9 +9,9 @@ import {
   type Message,
 } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { clientOptions } from '../src/worker/kafka/connection.js';
-import { byLeader, fetchFromLeaders } from '../src/worker/kafka/fetch.js';
-import { workerOutboundPolicy } from '../src/worker/outbound.js';
+import { clientOptions } from '../src/kafka/connection.js';
+import { byLeader, fetchFromLeaders } from '../src/kafka/fetch.js';
+import { workerOutboundPolicy } from '../src/outbound.js';
 
 // The workers keep the Kafka client's message buffers past the callback that
 // handed them out: the target loop buffers consumed messages until a batch is

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import { cdcNames, type OutboundPolicy } from '@sluice/shared';
 import { describePgError, openSession } from '../postgres-connection.js';
-import { cdcNames, PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
+import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
 
 // How much WAL the connector's replication slot makes the source server keep:
 // `pg_current_wal_lsn() - restart_lsn`. A slot nobody reads (a paused

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Admin, Producer } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { changeEvent } from '../src/worker/contracts.js';
+import { changeEvent } from '../src/contracts.js';
 import { countingListener, hostPort, type CountingListener } from './counting-listener.js';
 import {
   assertWorkerBuilt,

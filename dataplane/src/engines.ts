@@ -1,5 +1,4 @@
-import type { WorkerConfig } from '@sluice/shared';
-import type { MetricsRegistry } from './metrics.js';
+import type { MetricsRegistry, WorkerConfig } from '@sluice/shared';
 import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';
 import { oracleTargetEngine } from './sinks/oracle.js';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { WorkerConfig } from '@sluice/shared';
-import { MetricsRegistry } from '../metrics.js';
+import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
 import { mapMessage, prepareSubscription, type ConsumedMessage } from './records.js';
 import { mapBatch, mapBatchInSlices, metricsOf } from './target-loop.js';
 

@@ -3,7 +3,7 @@ import type { Consumer } from '@platformatic/kafka';
 // A topic the broker does not know. The client does not answer Metadata for
 // it with an empty entry: it fails the whole call with a UserError "Unknown
 // topic <name>." (2.12.1, the version scripts/patch-kafka-client.mjs pins;
-// operator/test/stream-probes.test.ts holds it to that).
+// dataplane/test/stream-probes.test.ts holds it to that).
 
 type MetadataClient = Pick<Consumer<Buffer, Buffer, Buffer, Buffer>, 'metadata'>;
 

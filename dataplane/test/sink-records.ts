@@ -1,4 +1,4 @@
-import type { SinkRecord } from '../src/worker/contracts.js';
+import type { SinkRecord } from '../src/contracts.js';
 
 // Sink records as the target loop hands them over, for the sinks' tests.
 

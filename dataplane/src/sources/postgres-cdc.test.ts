@@ -3,9 +3,10 @@ import {
   createScratchDatabase,
   describeWithPostgres,
   type ScratchDatabase,
-} from '../../../../shared/test/postgres.js';
+} from '../../../shared/test/postgres.js';
 import type { ChangeEvent } from '../contracts.js';
-import { cdcNames, dropPostgresCdc, startPostgresCdc, type PostgresCdcCapture } from './postgres-cdc.js';
+import { cdcNames } from '@sluice/shared';
+import { dropPostgresCdc, startPostgresCdc, type PostgresCdcCapture } from './postgres-cdc.js';
 import { formatLsn, parseLsn } from './pgoutput.js';
 
 describe('cdcNames', () => {

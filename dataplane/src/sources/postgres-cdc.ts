@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import { cdcNames, type OutboundPolicy } from '@sluice/shared';
 import { changeEvent, type ChangeEvent, type ChangeOp } from '../contracts.js';
 import {
   connectClient,
@@ -82,24 +81,6 @@ const SLOT_PATTERN = /^[a-z0-9_]{1,63}$/;
 /** The publication comment Sluice keeps: who created it, and whether the initial snapshot completed. */
 const MARK_CREATED = 'sluice: created for the connector';
 const MARK_SNAPSHOT_DONE = 'initial snapshot complete';
-
-/**
- * The slot and publication names of a connector: the configured ones, else
- * `sluice_<connector id, lower-cased, other characters as _, at most 46>_<8
- * hex of its SHA-256>` (the hash keeps two ids that clean up alike apart).
- */
-export function cdcNames(
-  connectorId: string,
-  settings: { slot_name?: string; publication_name?: string } = {},
-): { slot: string; publication: string } {
-  const clean = connectorId
-    .toLowerCase()
-    .replace(/[^a-z0-9_]/g, '_')
-    .slice(0, 46);
-  const hash = createHash('sha256').update(connectorId).digest('hex').slice(0, 8);
-  const generated = `sluice_${clean}_${hash}`;
-  return { slot: settings.slot_name ?? generated, publication: settings.publication_name ?? generated };
-}
 
 export function parseEntry(entry: string): { schema: string; table: string } {
   const dot = entry.indexOf('.');

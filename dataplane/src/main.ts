@@ -7,9 +7,8 @@
 // connector shows `error` with that message, never a pretend `live`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { WorkerConfig } from '@sluice/shared';
+import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
 import { engineFor, type WorkerContext } from './engines.js';
-import { MetricsRegistry } from './metrics.js';
 
 const env = process.env;
 const port = Number(env.SLUICE_WORKER_PORT ?? 8081);

@@ -3,11 +3,11 @@ import {
   createScratchDatabase,
   describeWithPostgres,
   type ScratchDatabase,
-} from '../../../../shared/test/postgres.js';
+} from '../../../shared/test/postgres.js';
 import type { Sink } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
 import { ddlFor, typeConflicts } from './postgres-ddl.js';
-import { del, upsert } from '../../../test/sink-records.js';
+import { del, upsert } from '../../test/sink-records.js';
 
 const signal = () => new AbortController().signal;
 

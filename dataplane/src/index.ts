@@ -1,0 +1,39 @@
+import { fileURLToPath } from 'node:url';
+
+// The data plane as a library: the worker program (src/main.ts, one connector
+// per process or pod) and every client of an external system. The gateway
+// uses these for pre-flight checks, previews, backfills, capture release and
+// slot measurements; the operator never imports this package (its runtimes
+// start the worker program by path).
+
+/** The worker program (built), as the process runtime starts it: `node <WORKER_MAIN>`. */
+export const WORKER_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+// Connection helpers of the workers, reused by the gateway's pre-flight checks (spec 4.5).
+export * from './kafka/connection.js';
+export { brokerRefusal, isOutboundRefusal, type BrokerOutbound } from './kafka/broker-policy.js';
+export * from './kafka/fetch.js';
+export * from './postgres-connection.js';
+export * from './oracle-connection.js';
+// The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
+export { dropPostgresCdc, type PostgresSourceSettings } from './sources/postgres-cdc.js';
+// The slot's retained WAL, measured by the gateway while no worker reads it (paused sources).
+export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
+// Backfills (run by the gateway): the target loop's write path and sinks, a
+// stream's offset range, a source table's keyset pages (docs/data-plane.md "Backfills").
+export { metricsOf as targetMetrics, positiveSetting, writeBatch } from './target/target-loop.js';
+export { prepareSubscription, type ConsumedMessage, type PreparedSubscription } from './target/records.js';
+export { openKafkaSink } from './sinks/kafka.js';
+export { openPostgresSink, openWebhookSink } from './sinks/target-engines.js';
+export { MissingSecretError, resolveSecrets } from './secrets.js';
+export type { Sink } from './contracts.js';
+export type { WorkerContext } from './engines.js';
+export * from './backfill/stream-range.js';
+export * from './backfill/table-pages.js';
+export * from './backfill/stream-start.js';
+export * from './backfill/group-read.js';
+// The preview of a subscription (gateway): the target's mapping and the
+// PostgreSQL target's DDL, by the very functions the worker runs.
+export { mapMessage, type MappedMessage } from './target/records.js';
+export { castsByTable } from './sinks/target-engines.js';
+export { describeTable, planBatch, uniqueKeyProblem, type PostgresTargetSettings } from './sinks/postgres.js';
+export { ddlFor, typeConflicts, type TableRef, type TypeConflict } from './sinks/postgres-ddl.js';

@@ -1,0 +1,2 @@
+// The workers' /metrics registry (Prometheus text), shared so the operator's monitoring tests read what a worker writes.
+export * from './prometheus-registry.js';
