@@ -25,6 +25,8 @@ const CHART = join(ROOT, 'charts/sluice');
 const DEFAULT_VALUES = join(CHART, 'ci/default-values.yaml');
 const OPTIONS_VALUES = join(CHART, 'ci/options-values.yaml');
 const NS = 'sluice';
+/** The default worker namespace: `<release namespace>-workers`. */
+const WNS = 'sluice-workers';
 const RELEASE = 'sluice';
 const K8S_VERSION = '1.37.2';
 
@@ -203,9 +205,8 @@ const gatewayKinds = (ns: string) => [
     ['get', 'update', 'patch'],
   ),
 ];
-/** And in the release namespace: Secrets, and the workers read only (it serves their logs). */
-const gatewayHome = (ns: string) => [
-  ...gatewayKinds(ns),
+/** In the worker namespace: Secrets, and the workers read only (it serves their logs). */
+const gatewayWorkers = (ns: string) => [
   ...grants(ns, '', ['secrets'], ALL),
   ...grants(ns, 'apps', ['deployments'], READ),
   ...grants(ns, '', ['pods'], READ),
@@ -228,13 +229,19 @@ const operatorReconcile = (ns: string) => [
   ...grants(ns, '', ['events'], ['create', 'patch']),
   ...grants(ns, 'events.k8s.io', ['events'], ['create', 'patch']),
 ];
-const operatorRuntime = (ns: string, lease: string) => [
+/** The operator in the release namespace: its Lease, and what an earlier release left there to move. */
+const operatorHome = (ns: string, lease: string, move: boolean) => [
+  ...grants(ns, 'coordination.k8s.io', ['leases'], ['create']),
+  ...grants(ns, 'coordination.k8s.io', ['leases'], ['get', 'update', 'patch'], lease),
+  ...(move ? grants(ns, '', ['secrets'], ['get', 'list', 'delete']) : []),
+  ...(move ? grants(ns, 'apps', ['deployments'], ['list', 'delete']) : []),
+];
+/** In the worker namespace: the workers, their pods and logs, their Secrets (written only to move them in). */
+const operatorWorkers = (ns: string, move: boolean) => [
   ...grants(ns, 'apps', ['deployments'], ALL),
   ...grants(ns, '', ['pods'], READ),
   ...grants(ns, '', ['pods/log'], ['get']),
-  ...grants(ns, '', ['secrets'], ['get', 'list', 'watch', 'delete']),
-  ...grants(ns, 'coordination.k8s.io', ['leases'], ['create']),
-  ...grants(ns, 'coordination.k8s.io', ['leases'], ['get', 'update', 'patch'], lease),
+  ...grants(ns, '', ['secrets'], ['get', 'list', 'watch', 'delete', ...(move ? ['create', 'update'] : [])]),
 ];
 const sorted = (xs: string[]) => [...new Set(xs)].sort();
 
@@ -293,6 +300,7 @@ describe('Helm chart charts/sluice', () => {
         "at '/gateway/podDisruptionBudget/maxUnavailable'",
       ],
       [['rbac.extraNamespaces[0]=Not_A_Namespace'], "at '/rbac/extraNamespaces/0'"],
+      [['workers.namespace=Not_A_Namespace'], "at '/workers/namespace'"],
     ])('makes helm refuse --set %j', async (set, message) => {
       const r = await templateSetting(set);
       expect(r.code).not.toBe(0);
@@ -330,18 +338,54 @@ describe('Helm chart charts/sluice', () => {
       docs = await render();
     });
 
-    it('renders the gateway, the operator, their RBAC and nothing optional', () => {
+    it('renders the gateway, the operator, their RBAC, the worker namespace and nothing optional', () => {
       expect(kinds(docs)).toEqual({
         ConfigMap: 1,
         Deployment: 2,
+        Namespace: 1,
         PodDisruptionBudget: 2,
-        Role: 2,
-        RoleBinding: 2,
+        Role: 4,
+        RoleBinding: 4,
         Secret: 2,
         Service: 1,
         ServiceAccount: 3,
       });
-      for (const d of docs) if (d.metadata.namespace !== undefined) expect(d.metadata.namespace).toBe(NS);
+      // The worker namespace holds the workers' service account and the Roles there, nothing else.
+      const inWorkers = docs
+        .filter((d) => d.metadata.namespace === WNS)
+        .map((d) => `${d.kind}/${d.metadata.name}`);
+      expect(inWorkers.sort()).toEqual(
+        [
+          'Role/sluice-gateway-workers',
+          'Role/sluice-operator-workers',
+          'RoleBinding/sluice-gateway-workers',
+          'RoleBinding/sluice-operator-workers',
+          'ServiceAccount/sluice-worker',
+        ].sort(),
+      );
+      for (const d of docs) {
+        if (d.metadata.namespace !== undefined && d.metadata.namespace !== WNS) {
+          expect(d.metadata.namespace).toBe(NS);
+        }
+      }
+    });
+
+    it("keeps workers and their Secrets in a namespace apart from the control plane's Secrets", () => {
+      const ns = find(docs, 'Namespace', WNS);
+      // `helm uninstall` must not delete the Secrets users made there.
+      expect(ns.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+      for (const name of ['sluice-gateway', 'sluice-operator']) {
+        const [c] = find(docs, 'Deployment', name).spec.template.spec.containers;
+        expect(env(c, 'SLUICE_NAMESPACE').value).toBe(NS);
+        expect(env(c, 'SLUICE_WORKER_NAMESPACE').value).toBe(WNS);
+      }
+      // The control plane's Secrets stay in the release namespace, out of the gateway's reach.
+      const secrets = docs.filter((d) => d.kind === 'Secret');
+      expect(secrets.map((d) => d.metadata.namespace)).toEqual([NS, NS]);
+      expect(permissions(docs, 'sluice-gateway').filter((g) => g.startsWith(`${NS} core secrets`))).toEqual(
+        [],
+      );
+      expect(find(docs, 'ServiceAccount', 'sluice-worker', WNS).automountServiceAccountToken).toBe(false);
     });
 
     it('probes the gateway on /api/livez and /api/readyz', () => {
@@ -448,9 +492,15 @@ describe('Helm chart charts/sluice', () => {
     });
 
     it('gives each service account exactly the permissions it needs', () => {
-      expect(permissions(docs, 'sluice-gateway')).toEqual(sorted(gatewayHome(NS)));
+      expect(permissions(docs, 'sluice-gateway')).toEqual(
+        sorted([...gatewayKinds(NS), ...gatewayWorkers(WNS)]),
+      );
       expect(permissions(docs, 'sluice-operator')).toEqual(
-        sorted([...operatorReconcile(NS), ...operatorRuntime(NS, 'sluice-operator')]),
+        sorted([
+          ...operatorReconcile(NS),
+          ...operatorHome(NS, 'sluice-operator', true),
+          ...operatorWorkers(WNS, true),
+        ]),
       );
       expect(permissions(docs, 'sluice-worker')).toEqual([]);
       expect(find(docs, 'ServiceAccount', 'sluice-worker').automountServiceAccountToken).toBe(false);
@@ -484,8 +534,8 @@ describe('Helm chart charts/sluice', () => {
         Deployment: 2,
         Ingress: 1,
         PodDisruptionBudget: 2,
-        Role: 2,
-        RoleBinding: 2,
+        Role: 3,
+        RoleBinding: 3,
         Service: 1,
         ServiceAccount: 2,
       });
@@ -568,14 +618,22 @@ describe('Helm chart charts/sluice', () => {
     );
 
     it('holds sluice.dev objects cluster-wide but keeps Secrets, Deployments and the Lease namespaced', () => {
-      expect(permissions(docs, 'sluice-api')).toEqual(sorted([...gatewayKinds('*'), ...gatewayHome(NS)]));
+      // workers.namespace given, made beforehand (no Namespace), nothing to move.
+      expect(permissions(docs, 'sluice-api')).toEqual(
+        sorted([...gatewayKinds('*'), ...gatewayWorkers('sluice-dataplane')]),
+      );
       expect(permissions(docs, 'acme-sluice-operator')).toEqual(
-        sorted([...operatorReconcile('*'), ...operatorRuntime(NS, 'acme-sluice-leader')]),
+        sorted([
+          ...operatorReconcile('*'),
+          ...operatorHome(NS, 'acme-sluice-leader', false),
+          ...operatorWorkers('sluice-dataplane', false),
+        ]),
       );
       expect(permissions(docs, 'sluice-workers')).toEqual([]);
       const op = find(docs, 'Deployment', 'acme-sluice-operator').spec.template.spec.containers[0];
       expect(env(op, 'SLUICE_LEASE_NAME').value).toBe('acme-sluice-leader');
       expect(env(op, 'SLUICE_WATCH_NAMESPACES').value).toBe('*');
+      expect(env(op, 'SLUICE_WORKER_NAMESPACE').value).toBe('sluice-dataplane');
     });
 
     it('validates with kubeconform -strict', async () => {
@@ -591,12 +649,18 @@ describe('Helm chart charts/sluice', () => {
 
     it('adds Roles there: the operator reconciles, the gateway mirrors and writes the kinds, no Secrets', () => {
       expect(permissions(docs, 'sluice-gateway')).toEqual(
-        sorted([...gatewayHome(NS), ...gatewayKinds('team-a'), ...gatewayKinds('team-b')]),
+        sorted([
+          ...gatewayKinds(NS),
+          ...gatewayWorkers(WNS),
+          ...gatewayKinds('team-a'),
+          ...gatewayKinds('team-b'),
+        ]),
       );
       expect(permissions(docs, 'sluice-operator')).toEqual(
         sorted([
           ...operatorReconcile(NS),
-          ...operatorRuntime(NS, 'sluice-operator'),
+          ...operatorHome(NS, 'sluice-operator', true),
+          ...operatorWorkers(WNS, true),
           ...operatorReconcile('team-a'),
           ...operatorReconcile('team-b'),
         ]),
@@ -611,6 +675,45 @@ describe('Helm chart charts/sluice', () => {
 
     it('validates with kubeconform -strict', async () => {
       expectAllValid(await kubeconform(dumpDocs(docs), [kubeSchemas]), docs.length);
+    });
+  });
+
+  describe('with the workers in the release namespace (the shared layout of earlier releases)', () => {
+    let docs: K8sObject[];
+    beforeAll(async () => {
+      docs = await render([DEFAULT_VALUES], [`workers.namespace=${NS}`]);
+    });
+
+    it('renders everything in the release namespace, with no Namespace and nothing to move', () => {
+      expect(docs.some((d) => d.kind === 'Namespace')).toBe(false);
+      for (const d of docs) if (d.metadata.namespace !== undefined) expect(d.metadata.namespace).toBe(NS);
+      for (const name of ['sluice-gateway', 'sluice-operator']) {
+        const [c] = find(docs, 'Deployment', name).spec.template.spec.containers;
+        expect(env(c, 'SLUICE_WORKER_NAMESPACE').value).toBe(NS);
+      }
+      expect(permissions(docs, 'sluice-gateway')).toEqual(
+        sorted([...gatewayKinds(NS), ...gatewayWorkers(NS)]),
+      );
+      expect(permissions(docs, 'sluice-operator')).toEqual(
+        sorted([
+          ...operatorReconcile(NS),
+          ...operatorHome(NS, 'sluice-operator', false),
+          ...operatorWorkers(NS, false),
+        ]),
+      );
+    });
+
+    it('validates with kubeconform -strict', async () => {
+      expectAllValid(await kubeconform(dumpDocs(docs), [kubeSchemas]), docs.length);
+    });
+  });
+
+  describe('with workers.createNamespace=false', () => {
+    it('expects the worker namespace to exist and still binds the Roles there', async () => {
+      const docs = await render([DEFAULT_VALUES], ['workers.createNamespace=false']);
+      expect(docs.some((d) => d.kind === 'Namespace')).toBe(false);
+      expect(find(docs, 'Role', 'sluice-gateway-workers', WNS)).toBeDefined();
+      expect(find(docs, 'ServiceAccount', 'sluice-worker', WNS)).toBeDefined();
     });
   });
 
