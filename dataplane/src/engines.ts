@@ -1,29 +1,12 @@
-import type { MetricsRegistry, WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared';
+import type { Engine } from './engine.js';
 import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';
 import { oracleTargetEngine } from './sinks/oracle.js';
 import { postgresTargetEngine, webhookTargetEngine } from './sinks/target-engines.js';
 import { postgresSourceEngine } from './sources/postgres-engine.js';
 
-/** What the worker program gives an engine besides its configuration. */
-export interface WorkerContext {
-  /** Families registered here are served on /metrics. */
-  metrics: MetricsRegistry;
-  /** One structured log line (stdout); never pass a secret or a message's content. */
-  log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
-}
-
-/**
- * What moves data for one (role, connector type): started with the worker's
- * configuration, it resolves once connected and consuming (the worker then
- * answers /readyz with 200) and runs until `signal` aborts. A thrown error is
- * fatal: its message becomes the connector's error.
- */
-export interface Engine {
-  start(config: WorkerConfig, signal: AbortSignal, ctx: WorkerContext): Promise<{ done: Promise<void> }>;
-}
-
-/** Engines by `role:CONNECTOR_TYPE`. The data-plane issue fills this table. */
+/** Engines by `role:CONNECTOR_TYPE`: a type without one ends in `error` (engineFor). */
 export const ENGINES = new Map<string, Engine>([
   ['source:KAFKA_SOURCE', kafkaSourceEngine],
   ['target:KAFKA_TARGET', kafkaTargetEngine],

@@ -20,13 +20,14 @@ export { dropPostgresCdc, type PostgresSourceSettings } from './sources/postgres
 export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a
 // stream's offset range, a source table's keyset pages (docs/data-plane.md "Backfills").
-export { metricsOf as targetMetrics, positiveSetting, writeBatch } from './target/target-loop.js';
+export { metricsOf as targetMetrics, writeBatch } from './target/target-loop.js';
+export { positiveSetting } from './settings.js';
 export { prepareSubscription, type ConsumedMessage, type PreparedSubscription } from './target/records.js';
 export { openKafkaSink } from './sinks/kafka.js';
 export { openPostgresSink, openWebhookSink } from './sinks/target-engines.js';
 export { MissingSecretError, resolveSecrets } from './secrets.js';
 export type { Sink } from './contracts.js';
-export type { WorkerContext } from './engines.js';
+export type { Engine, WorkerContext } from './engine.js';
 export * from './backfill/stream-range.js';
 export * from './backfill/table-pages.js';
 export * from './backfill/stream-start.js';

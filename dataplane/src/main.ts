@@ -8,7 +8,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
-import { engineFor, type WorkerContext } from './engines.js';
+import type { WorkerContext } from './engine.js';
+import { engineFor } from './engines.js';
 
 const env = process.env;
 const port = Number(env.SLUICE_WORKER_PORT ?? 8081);

@@ -1,20 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { join } from 'node:path';
-import {
-  Controller,
-  DeploymentWorkers,
-  LogEventRecorder,
-  ProcessRuntime,
-  WORKER_MAIN,
-} from '@sluice/operator';
+import { WORKER_MAIN } from '@sluice/dataplane';
+import { Controller, DeploymentWorkers, LogEventRecorder, ProcessRuntime } from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
-  moveManagedSecrets,
 import {
   EmbeddedCluster,
   EmbeddedSecretStore,
   KubernetesCluster,
   KubernetesSecretStore,
+  moveManagedSecrets,
   reuseConnections,
   SecretBox,
   type WorkerConfig,
@@ -113,15 +108,15 @@ export async function createContext(
     // Kubernetes: Secrets of the worker namespace (config.workerNamespace), which worker pods mount.
     secretStore: kc ? new KubernetesSecretStore(kc) : new EmbeddedSecretStore(handle.db, secretBox),
     cluster,
-  // The embedded store keys secrets by namespace: managed secrets of a data
-  // directory used with another SLUICE_WORKER_NAMESPACE follow it (the
-  // operator does the same on Kubernetes).
-  if (!kc) await moveManagedSecrets(ctx.secretStore, config.namespace, config.workerNamespace);
     catalog: new CatalogStore(cluster, handle.db, config.namespace, log),
     mirror,
     warehouseHttp: warehouseHttpOptions(config),
   };
   await ensureAdmin(ctx);
+  // The embedded store keys secrets by namespace: managed secrets of a data
+  // directory used with another SLUICE_WORKER_NAMESPACE follow it (the
+  // operator does the same on Kubernetes).
+  if (!kc) await moveManagedSecrets(ctx.secretStore, config.namespace, config.workerNamespace);
   deletions.ctx = ctx;
   mirror.start();
   const operator = config.embeddedOperator ? startEmbeddedOperator(ctx, log) : undefined;

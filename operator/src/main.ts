@@ -21,7 +21,6 @@ import {
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';
-import { WORKER_MAIN } from './index.js';
 import { LeaderElector } from './leader-election.js';
 import { KubernetesLeaseStore } from './lease-store-kubernetes.js';
 import { DeploymentRuntime } from './runtime/deployment-runtime.js';
@@ -29,6 +28,7 @@ import { ProcessRuntime } from './runtime/process-runtime.js';
 import { defaultPodTemplate } from './runtime/worker-deployment.js';
 import { workerGrants } from './runtime/worker-grants.js';
 import { moveToWorkerNamespace } from './runtime/worker-namespace-move.js';
+import { WORKER_PROGRAM_PATH } from './runtime/worker-program.js';
 import { slotWalDegradedBytes } from './reconcile/slot-retention.js';
 
 const env = process.env;
@@ -145,7 +145,7 @@ function workerRuntime(
     return new ProcessRuntime({
       command: env.SLUICE_WORKER_COMMAND
         ? (JSON.parse(env.SLUICE_WORKER_COMMAND) as string[])
-        : [process.execPath, WORKER_MAIN],
+        : [process.execPath, WORKER_PROGRAM_PATH],
       workDir: join(env.SLUICE_DATA_DIR || '/tmp/sluice', 'workers'),
     });
   }

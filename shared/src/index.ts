@@ -26,3 +26,4 @@ export * from './schemas/warehouses.js';
 export * from './schemas/backfills.js';
 export * from './schemas/deletions.js';
 export * from './schemas/preview.js';
+export * from './metrics/index.js';

@@ -1,11 +1,12 @@
 import { Producer, ProduceAcks, type MessageToProduce } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
-import type { Engine } from '../engines.js';
+import type { Engine } from '../engine.js';
 import { clientOptions, kafkaConnection } from '../kafka/connection.js';
 import { chunkBySize } from '../kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
-import { describeKafkaError, targetEngine } from '../target/target-loop.js';
+import { describeKafkaError } from '../kafka/errors.js';
+import { targetEngine } from '../target/target-loop.js';
 import type { SinkOpenOptions } from './target-engines.js';
 
 // KAFKA_TARGET (spec 2.13): each record is one message on the topic named by

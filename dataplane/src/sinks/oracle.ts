@@ -1,6 +1,6 @@
 import type { CastType, OutboundPolicy, WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
-import type { Engine } from '../engines.js';
+import type { Engine } from '../engine.js';
 import {
   describeOracleError,
   openOracleSession,

@@ -1,6 +1,6 @@
 import type { CastType, OutboundPolicy, WorkerConfig } from '@sluice/shared';
 import type { Sink } from '../contracts.js';
-import type { Engine } from '../engines.js';
+import type { Engine } from '../engine.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { targetEngine } from '../target/target-loop.js';
 import { createPostgresSink, type PostgresTargetSettings } from './postgres.js';

@@ -1,6 +1,6 @@
 import { Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
 import type { ChangeEvent } from '../contracts.js';
-import type { Engine } from '../engines.js';
+import type { Engine } from '../engine.js';
 import { clientOptions, platformStream } from '../kafka/connection.js';
 import { chunkBySize } from '../kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';

@@ -1,7 +1,7 @@
-import type { WorkerContext } from '../engines.js';
+import type { WorkerContext } from '../engine.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import type { PostgresSourceSettings } from './postgres-cdc.js';
-import { positiveSetting } from '../target/target-loop.js';
+import { positiveSetting } from '../settings.js';
 import { measureSlotRetention } from './slot-retention.js';
 
 /** How often the source worker measures its slot (SLUICE_SLOT_RETENTION_INTERVAL_MS, default 15 s). */

@@ -7,14 +7,16 @@ import {
 } from '@platformatic/kafka';
 import { abortableSleep, LATENCY_BUCKETS_S, type WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
-import type { Engine, WorkerContext } from '../engines.js';
+import type { Engine, WorkerContext } from '../engine.js';
 import {
   clientOptions,
   connectionKey,
   streamKafkaConnection,
   type KafkaConnection,
 } from '../kafka/connection.js';
-import { brokerRefusal, isOutboundRefusal } from '../kafka/broker-policy.js';
+import { isOutboundRefusal } from '../kafka/broker-policy.js';
+import { describeKafkaError } from '../kafka/errors.js';
+import { positiveSetting } from '../settings.js';
 import { unknownTopicIn } from '../kafka/topic-partitions.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
@@ -45,12 +47,6 @@ export interface TargetLoopOptions {
 
 /** Kafka's own consumer default (`max.partition.fetch.bytes`). */
 const FETCH_MAX_BYTES_PER_PARTITION = 1024 * 1024;
-
-/** A positive number from the environment, else `fallback`. */
-export function positiveSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const v = Number(env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
 
 /** Defaults, overridable by the environment (bench/ and tests tune them; docs/data-plane.md). */
 export function loopOptions(env: NodeJS.ProcessEnv = process.env): TargetLoopOptions {
@@ -513,23 +509,4 @@ export async function commit(
     ctx.log('warn', 'committing offsets failed', { reason: describeKafkaError(e) });
   }
   return false;
-}
-
-/**
- * The client's error and what it wraps, in one line (no stack); a broker the
- * outbound policy refused is named alone.
- */
-export function describeKafkaError(error: unknown): string {
-  const refused = brokerRefusal(error);
-  if (refused) return refused;
-  const parts: string[] = [];
-  const walk = (e: unknown, depth: number) => {
-    if (depth > 4 || typeof e !== 'object' || e === null || !('message' in e)) return;
-    const { message, errors, cause } = e as Error & { errors?: unknown[] };
-    if (message && !parts.includes(message)) parts.push(String(message));
-    for (const inner of errors ?? []) walk(inner, depth + 1);
-    walk(cause, depth + 1);
-  };
-  walk(error, 0);
-  return parts.length ? parts.join(': ').slice(0, 500) : String(error);
 }

@@ -3,8 +3,6 @@
 // value is in a Secret of the worker namespace: a Kubernetes Secret with the
 // Kubernetes adapter, a row sealed under the master key with the embedded one.
 
-import { isSecretUsable, type SecretScope } from '../secrets/grants.js';
-
 /** The label that marks a secret Sluice created and owns (named `sluice-…`). */
 export const MANAGED_SECRET_LABEL = 'sluice.dev/managed';
 /** Managed secrets are named with this prefix; users may not create such names. */
@@ -18,6 +16,26 @@ export const MANAGED_SECRET_PREFIX = 'sluice-';
  */
 export const managedSecretName = (kind: 'connector' | 'subscription' | 'warehouse', id: string) =>
   `${MANAGED_SECRET_PREFIX}${kind}-${id}`;
+
+/**
+ * What a reference is checked against (secrets/grants.ts, isSecretUsable): the
+ * teams it is made for and the managed secrets it owns.
+ */
+export interface SecretScope {
+  /** The team (or, for a pre-flight without a connector, the caller's teams) the reference serves. */
+  teamIds: readonly string[];
+  /** The environments of those teams. */
+  envIds: readonly string[];
+  /** The managed secrets of the objects whose configuration holds the reference. */
+  ownSecrets: readonly string[];
+  /** A superuser's look: any secret granted to someone counts as granted. */
+  anyGrant?: boolean;
+  /**
+   * The operator's look: it cannot see which environment a team is in, so
+   * any environment grant counts (the gateway checked it where it can).
+   */
+  envGrantsUnchecked?: boolean;
+}
 
 export interface StoredSecret {
   name: string;
@@ -89,20 +107,4 @@ export interface SecretStorePort {
   list(namespace: string): Promise<SecretSummary[]>;
   /** True when there was a secret to delete. */
   delete(namespace: string, name: string): Promise<boolean>;
-}
-
-/**
- * `resolve` of every adapter, the one place a reference meets its secret:
- * the referenced key of a secret read with `get`, if the scope may use it.
- */
-export async function resolveSecretRef(
-  store: Pick<SecretStorePort, 'get'>,
-  namespace: string,
-  ref: { name: string; key: string },
-  scope: SecretScope,
-): Promise<string> {
-  const secret = await store.get(namespace, ref.name);
-  if (!secret || !isSecretUsable(secret, scope)) throw new SecretNotGrantedError(namespace, ref.name);
-  if (!Object.hasOwn(secret.data, ref.key)) throw new SecretNotFoundError(namespace, ref.name, ref.key);
-  return secret.data[ref.key] as string;
 }

@@ -2,13 +2,13 @@ import { sql, type Generated, type Kysely } from 'kysely';
 import { InvalidError } from '../cluster/errors.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import {
-  resolveSecretRef,
   type SecretMetadata,
   type SecretStorePort,
   type SecretSummary,
   type StoredSecret,
+  type SecretScope,
 } from '../ports/secret-store.js';
-import type { SecretScope } from './grants.js';
+import { resolveSecretRef } from './grants.js';
 
 // The table of migrations 2026-11-23-0004-secrets and 2026-11-26-0013-secret-grants, as this adapter sees it.
 interface SecretTables {

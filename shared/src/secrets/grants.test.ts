@@ -7,8 +7,8 @@ import {
   grantOf,
   isSecretUsable,
   type SecretMeta,
-  type SecretScope,
 } from './grants.js';
+import type { SecretScope } from '../ports/secret-store.js';
 
 const meta = (
   name: string,

@@ -1,4 +1,11 @@
-import { MANAGED_SECRET_LABEL, MANAGED_SECRET_PREFIX } from '../ports/secret-store.js';
+import {
+  MANAGED_SECRET_LABEL,
+  MANAGED_SECRET_PREFIX,
+  SecretNotFoundError,
+  SecretNotGrantedError,
+  type SecretScope,
+  type SecretStorePort,
+} from '../ports/secret-store.js';
 
 // Who may reference which secret (docs/security.md, "Secret references"). A
 // secret of the worker namespace is usable by a resource only when whoever
@@ -15,23 +22,6 @@ export const ALLOWED_TEAMS_ANNOTATION = 'sluice.dev/allowed-teams';
 export const ALLOWED_ENVS_ANNOTATION = 'sluice.dev/allowed-envs';
 /** Set (to "true") by the chart on the Secrets of the gateway and the operator: never usable. */
 export const CONTROL_PLANE_LABEL = 'sluice.dev/control-plane';
-
-/** What a reference is checked against: the teams it is made for and the managed secrets it owns. */
-export interface SecretScope {
-  /** The team (or, for a pre-flight without a connector, the caller's teams) the reference serves. */
-  teamIds: readonly string[];
-  /** The environments of those teams. */
-  envIds: readonly string[];
-  /** The managed secrets of the objects whose configuration holds the reference. */
-  ownSecrets: readonly string[];
-  /** A superuser's look: any secret granted to someone counts as granted. */
-  anyGrant?: boolean;
-  /**
-   * The operator's look: it cannot see which environment a team is in, so
-   * any environment grant counts (the gateway checked it where it can).
-   */
-  envGrantsUnchecked?: boolean;
-}
 
 /** The part of a stored secret the decision reads (never its data). */
 export interface SecretMeta {
@@ -87,4 +77,20 @@ export function isSecretUsable(meta: SecretMeta, scope: SecretScope): boolean {
     grant.envIds.some((e) => scope.envIds.includes(e)) ||
     (scope.envGrantsUnchecked === true && grant.envIds.length > 0)
   );
+}
+
+/**
+ * `resolve` of every adapter, the one place a reference meets its secret:
+ * the referenced key of a secret read with `get`, if the scope may use it.
+ */
+export async function resolveSecretRef(
+  store: Pick<SecretStorePort, 'get'>,
+  namespace: string,
+  ref: { name: string; key: string },
+  scope: SecretScope,
+): Promise<string> {
+  const secret = await store.get(namespace, ref.name);
+  if (!secret || !isSecretUsable(secret, scope)) throw new SecretNotGrantedError(namespace, ref.name);
+  if (!Object.hasOwn(secret.data, ref.key)) throw new SecretNotFoundError(namespace, ref.name, ref.key);
+  return secret.data[ref.key] as string;
 }

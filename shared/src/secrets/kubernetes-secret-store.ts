@@ -1,13 +1,13 @@
 import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { InvalidError } from '../cluster/errors.js';
 import {
-  resolveSecretRef,
   type SecretMetadata,
   type SecretStorePort,
   type SecretSummary,
   type StoredSecret,
+  type SecretScope,
 } from '../ports/secret-store.js';
-import type { SecretScope } from './grants.js';
+import { resolveSecretRef } from './grants.js';
 
 // Spec 2.14 with the Kubernetes adapter: secret values live in Kubernetes
 // Secrets of the worker namespace, where worker pods can mount them and

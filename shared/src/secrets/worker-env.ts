@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isSecretRef } from '../connectors/secret.js';
 import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
-import { isSecretUsable, type SecretScope } from './grants.js';
+import type { SecretScope } from '../ports/secret-store.js';
+import { isSecretUsable } from './grants.js';
 
 // How a worker in a pod receives secret values: the Deployment maps every
 // `valueFrom.secretKeyRef` of its configuration to an environment variable

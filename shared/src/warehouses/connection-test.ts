@@ -6,7 +6,7 @@ import { testConnection, type ConnectionVerdict } from '../databricks/connection
 import { warehouseIdOf } from '../databricks/settings.js';
 import type { OutboundHttpOptions } from '../net/outbound-http.js';
 import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
-import type { SecretScope } from '../secrets/grants.js';
+import type { SecretScope } from '../ports/secret-store.js';
 import { canonicalJson } from '../util/canonical-json.js';
 
 // A warehouse's connection test (spec 2.12) and the status its verdict
