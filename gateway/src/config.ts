@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseCidrList, watchNamespaces } from '@sluice/shared';
+import { warehouseOutboundFromEnv, watchNamespaces, type WarehouseOutboundSettings } from '@sluice/shared';
 
 export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
 
@@ -174,14 +174,15 @@ function namespace(env: Env, key: string, fallback: string): string {
   return raw;
 }
 
-/** A CIDR list (comma or space separated); unset: undefined (the default applies). */
-function cidrs(env: Env, key: string): string[] | undefined {
-  const raw = env[key];
-  if (raw === undefined) return undefined;
+/**
+ * SLUICE_OUTBOUND_*_CIDRS and SLUICE_WAREHOUSE_{ALLOW_HTTP,CA_FILE,HTTP_TIMEOUT_MS},
+ * read as the operator process reads them for its Warehouse reconciler.
+ */
+function outboundSettings(env: Env): WarehouseOutboundSettings {
   try {
-    return parseCidrList(raw);
+    return warehouseOutboundFromEnv(env);
   } catch (err) {
-    throw new ConfigError(`${key}: ${(err as Error).message}`);
+    throw new ConfigError((err as Error).message);
   }
 }
 
@@ -209,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SLUICE_ADMIN_EMAIL and SLUICE_ADMIN_PASSWORD must be set together');
   }
   const home = namespace(env, 'SLUICE_NAMESPACE', 'sluice');
+  const outbound = outboundSettings(env);
   return {
     port: int(env, 'PORT', 8080, 0),
     host: env.HOST || '0.0.0.0',
@@ -249,14 +251,11 @@ export function loadConfig(env: Env = process.env): Config {
     logStreamRecheckMs: int(env, 'SLUICE_LOG_STREAM_RECHECK_MS', 2000, 100),
     trustProxy: bool(env, 'SLUICE_TRUST_PROXY', false),
     validateResponses: bool(env, 'SLUICE_VALIDATE_RESPONSES', false),
-    outbound: {
-      denyCidrs: cidrs(env, 'SLUICE_OUTBOUND_DENY_CIDRS'),
-      allowCidrs: cidrs(env, 'SLUICE_OUTBOUND_ALLOW_CIDRS') ?? [],
-    },
+    outbound: { denyCidrs: outbound.denyCidrs, allowCidrs: outbound.allowCidrs },
     warehouses: {
-      allowHttp: bool(env, 'SLUICE_WAREHOUSE_ALLOW_HTTP', false),
-      caFile: env.SLUICE_WAREHOUSE_CA_FILE || undefined,
-      httpTimeoutMs: int(env, 'SLUICE_WAREHOUSE_HTTP_TIMEOUT_MS', 15_000, 100),
+      allowHttp: outbound.allowHttp,
+      caFile: outbound.caFile,
+      httpTimeoutMs: outbound.httpTimeoutMs,
       statementTimeoutS: int(env, 'SLUICE_WAREHOUSE_STATEMENT_TIMEOUT_S', 300),
       rowLimit: int(env, 'SLUICE_WAREHOUSE_ROW_LIMIT', 1000),
     },

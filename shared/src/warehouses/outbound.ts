@@ -11,9 +11,9 @@ import { OutboundPolicy, parseCidrList } from '../net/outbound-policy.js';
 
 export interface WarehouseOutboundSettings {
   /** SLUICE_OUTBOUND_DENY_CIDRS: never connected to; undefined: the policy's default list. */
-  denyCidrs: readonly string[] | undefined;
+  denyCidrs: string[] | undefined;
   /** SLUICE_OUTBOUND_ALLOW_CIDRS: allowed even inside a denied range. */
-  allowCidrs: readonly string[];
+  allowCidrs: string[];
   /** SLUICE_WAREHOUSE_ALLOW_HTTP: plain HTTP to warehouse hosts (development only). */
   allowHttp: boolean;
   /** SLUICE_WAREHOUSE_CA_FILE: PEM file of extra trusted CA certificates. */
@@ -24,10 +24,22 @@ export interface WarehouseOutboundSettings {
 
 export const WAREHOUSE_HTTP_TIMEOUT_MS = 15_000;
 
+/**
+ * The control plane's address policy for user-given hosts (warehouses, and
+ * the gateway's pre-flight checks and previews): the configured deny list,
+ * else the default one (private, loopback, link-local…), with the allowed
+ * exceptions.
+ */
+export function controlPlaneOutboundPolicy(
+  s: Pick<WarehouseOutboundSettings, 'denyCidrs' | 'allowCidrs'>,
+): OutboundPolicy {
+  return new OutboundPolicy({ ...(s.denyCidrs ? { deny: s.denyCidrs } : {}), allow: s.allowCidrs });
+}
+
 /** The outbound options of every call to a warehouse's engine, once per process. */
 export function warehouseHttpOptions(s: WarehouseOutboundSettings): OutboundHttpOptions {
   return {
-    policy: new OutboundPolicy({ ...(s.denyCidrs ? { deny: s.denyCidrs } : {}), allow: s.allowCidrs }),
+    policy: controlPlaneOutboundPolicy(s),
     timeoutMs: s.httpTimeoutMs,
     allowHttp: s.allowHttp,
     extraCa: s.caFile ? [readFileSync(s.caFile, 'utf8')] : [],
