@@ -16,6 +16,9 @@ import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as subscriptions from './subscriptions.service.js';
 
+/** encrypt_key given: a value or a reference, not null. */
+const encryptKeySet = { required: ['encrypt_key'], properties: { encrypt_key: { not: { type: 'null' } } } };
+
 /**
  * The mapping as the document states it: the mapper's column rules
  * (shared/mapper/rule.ts), with `encrypt_key` also a secret reference
@@ -32,6 +35,14 @@ const SubscriptionMapperConfig = Type.Unsafe<unknown[]>({
       ...mapperRuleSchema.properties,
       encrypt_key: { anyOf: [{ type: 'string', minLength: 1 }, SecretRef, { type: 'null' }] },
     },
+    // A reference sets encrypt_key as a value does: encrypt_method and it still go together.
+    allOf: mapperRuleSchema.allOf.map((part) =>
+      'if' in part && part.if.required[0] === 'encrypt_key'
+        ? { ...part, if: encryptKeySet }
+        : 'then' in part && part.then.required[0] === 'encrypt_key'
+          ? { ...part, then: encryptKeySet }
+          : part,
+    ),
   },
 });
 
