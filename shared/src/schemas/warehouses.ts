@@ -57,7 +57,9 @@ export const WarehouseCreate = Type.Object(
   {
     $id: 'WarehouseCreate',
     additionalProperties: false,
-    description: 'Created Draft: POST /warehouses/{id}/test runs the connection test',
+    description:
+      'Created Draft; the operator then runs the connection test (as for a Warehouse applied with kubectl), ' +
+      'and POST /warehouses/{id}/test runs it again',
   },
 );
 export type WarehouseCreate = Static<typeof WarehouseCreate>;
