@@ -436,11 +436,13 @@ function suite(): void {
       everything.push(...(await list(plural)).items);
     expect(everything.length).toBeGreaterThanOrEqual(5); // two connectors, a data model, a subscription, the pipeline
     expect(JSON.stringify(everything)).not.toContain(PASSWORD);
-    const secrets = (await core.listNamespacedSecret({ namespace: NS })).items;
-    const holders = secrets.filter((s) =>
-      Object.values(s.data ?? {}).some((v) => Buffer.from(v, 'base64').toString() === PASSWORD),
-    );
-    expect(holders).toHaveLength(1);
+    // In the worker namespace (the chart's default `<release namespace>-workers`), none in the release one.
+    const holders = async (namespace: string) =>
+      (await core.listNamespacedSecret({ namespace })).items.filter((s) =>
+        Object.values(s.data ?? {}).some((v) => Buffer.from(v, 'base64').toString() === PASSWORD),
+      );
+    expect(await holders(`${NS}-workers`)).toHaveLength(1);
+    expect(await holders(NS)).toHaveLength(0);
   });
 
   it(
