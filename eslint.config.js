@@ -28,4 +28,5 @@ export default tseslint.config(
     },
   },
   { files: ['*.config.js', 'scripts/jest-global-setup.js'], rules: { 'no-restricted-syntax': 'off' } },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
 );

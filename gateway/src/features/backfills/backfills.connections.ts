@@ -26,7 +26,7 @@ import {
 } from '../connectors/worker-config.js';
 import { options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
 import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '../preflight/preflight.errors.js';
-import { preflightPolicy } from '../preflight/preflight.service.js';
+import { outboundPolicy } from '../../connections/outbound.js';
 
 // What a backfill connects to, from the gateway: the source (its Kafka
 // cluster, or its database) and the target, through the workers' own
@@ -56,7 +56,7 @@ export async function openStreamClient(
   const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
   // Every broker the client dials, bootstrap or advertised, is under the policy.
   const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-    ...kafkaClientOptions(conn, preflightPolicy(ctx), CONNECT_TIMEOUT_MS),
+    ...kafkaClientOptions(conn, outboundPolicy(ctx), CONNECT_TIMEOUT_MS),
     // Unlike a pre-flight check, a run rides out a short broker outage.
     clientId: 'sluice-backfill',
     retries: 5,
@@ -104,7 +104,7 @@ export async function openSourceDatabase(ctx: GatewayContext, sourceId: string):
   };
   // No statement deadline: a page of a large table may take a while.
   return openSession(settings, {
-    policy: preflightPolicy(ctx),
+    policy: outboundPolicy(ctx),
     applicationName: 'sluice-backfill',
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
   });
@@ -134,7 +134,7 @@ export async function openTarget(
     ctx,
     targetWorkerConfig(target, [{ subscription, datamodel, source }]),
   );
-  return { config, sink: await open(config, preflightPolicy(ctx)) };
+  return { config, sink: await open(config, outboundPolicy(ctx)) };
 }
 
 /** One sentence for a failure reading a source (the pre-flight checks' wording; no stack, no secret). */

@@ -9,7 +9,8 @@ import {
   type ConnectorSpec,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
-import { preflightPolicy, resolvedStoredConfiguration } from '../preflight/preflight.service.js';
+import { outboundPolicy } from '../../connections/outbound.js';
+import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
 
 // A PostgreSQL source holds a replication slot on the user's database, and a
 // slot nobody reads makes the server keep WAL for ever (its disk fills up).
@@ -66,7 +67,7 @@ export async function prepareCaptureRelease(
   }
   return async () => {
     try {
-      await dropPostgresCdc(settings, { connectorId: row.id, policy: preflightPolicy(ctx) });
+      await dropPostgresCdc(settings, { connectorId: row.id, policy: outboundPolicy(ctx) });
       return CAPTURE_DROPPED;
     } catch (e) {
       return warn(ctx, row.id, e);

@@ -3,11 +3,8 @@ import type { GatewayContext } from '../../context.js';
 import { findSourceConnector } from '../monitoring/monitoring.repository.js';
 import { fetchKafkaMessages } from '../preflight/preflight.kafka.js';
 import { fetchPostgresSchema } from '../preflight/preflight.postgres.js';
-import {
-  PREFLIGHT_TIMEOUT_MS,
-  preflightPolicy,
-  resolvedStoredConfiguration,
-} from '../preflight/preflight.service.js';
+import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
+import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
 import { inferFields } from './schema-inference.js';
 
 // The schema of a data model, discovered by the gateway when it is asked
@@ -40,7 +37,7 @@ export async function discoveredSchema(
       source.id,
       (source.spec as ConnectorSpec).configuration,
     );
-    const o = { policy: preflightPolicy(ctx), timeoutMs: PREFLIGHT_TIMEOUT_MS };
+    const o = { policy: outboundPolicy(ctx), timeoutMs: CONNECTION_TIMEOUT_MS };
     let next: DiscoveredSchema | undefined;
     const discoveredAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     if (def.type === 'POSTGRES_SOURCE') {

@@ -6,7 +6,8 @@ import {
   type ReplicationSlotStatus,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
-import { preflightPolicy, resolvedStoredConfiguration } from '../preflight/preflight.service.js';
+import { outboundPolicy } from '../../connections/outbound.js';
+import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
 import { findSourceConnector, type SlotSourceRow } from './monitoring.repository.js';
 
 // While a PostgreSQL source is paused no worker reads its replication slot,
@@ -48,7 +49,7 @@ export async function unreadSlotStatus(
     )) as unknown as PostgresSourceSettings;
     const measured = await measureSlotRetention(settings, {
       connectorId: row.id,
-      policy: preflightPolicy(ctx),
+      policy: outboundPolicy(ctx),
       timeoutMs: SLOT_MEASURE_TIMEOUT_MS,
     });
     if (measured.retainedWalBytes === null) {

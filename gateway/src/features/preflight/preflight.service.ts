@@ -1,27 +1,18 @@
 import {
-  changedDestination,
-  isSecretRef,
   managedSecretName,
-  OutboundPolicy,
   REDACTED,
-  SecretNotFoundError,
-  secretPaths,
-  secretSlots,
-  setAt,
   validateConnectorConfig,
-  valueAt,
   withConnectorDefaults,
-  type ConnectorResource,
   type ConnectorSpec,
   type ConnectorTypeDef,
   type PreflightAction,
-  type SecretScope,
 } from '@sluice/shared';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
-import { callerSecretScope, referenceMessage, teamSecretScope } from '../../catalog/secrets.js';
+import { callerSecretScope, teamSecretScope } from '../../catalog/secrets.js';
+import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
+import { resolveSecretFields, type StoredConnector } from '../../connections/stored-configuration.js';
 import { badRequest, HttpError, invalid, unprocessable, type ValidationIssue } from '../../http/errors.js';
-import { findConnector } from '../connectors/connectors.repository.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
 import { PreflightFailure } from './preflight.errors.js';
@@ -51,9 +42,6 @@ import { checkWebhook } from './preflight.webhook.js';
 //   secret (docs/security.md, "Secret references").
 // - Every outbound connection goes through the gateway's address policy.
 
-/** Deadline of one check (connect, authenticate, answer). */
-export const PREFLIGHT_TIMEOUT_MS = 10_000;
-
 type Config = Record<string, unknown>;
 
 export interface CheckResult {
@@ -62,12 +50,7 @@ export interface CheckResult {
   details?: Record<string, unknown>;
 }
 
-/** The outbound-address policy of the gateway's own calls (SLUICE_OUTBOUND_DENY_CIDRS / _ALLOW_CIDRS). */
-export function preflightPolicy(ctx: GatewayContext): OutboundPolicy {
-  return new OutboundPolicy({ deny: ctx.config.outbound.denyCidrs, allow: ctx.config.outbound.allowCidrs });
-}
-
-const options = (ctx: GatewayContext) => ({ policy: preflightPolicy(ctx), timeoutMs: PREFLIGHT_TIMEOUT_MS });
+const options = (ctx: GatewayContext) => ({ policy: outboundPolicy(ctx), timeoutMs: CONNECTION_TIMEOUT_MS });
 
 export const notImplemented = (detail: string) => new HttpError(501, detail);
 
@@ -96,74 +79,8 @@ async function storedConfig(ctx: GatewayContext, p: Principal, id: string, def: 
   return { id: row.id, teamId: row.team_id as string, config: structuredClone(spec.configuration) as Config };
 }
 
-type Stored = { id: string; teamId: string; config: Config };
-
-/**
- * Replaces the secret fields of `config` by their values: `<redacted>` by the
- * stored connector's (unless the check goes to another destination than the
- * stored one), `valueFrom` by the worker namespace's when `scope` is granted
- * the secret (the connector's team, or with no connector the caller's
- * teams). The values live in this object only, for the time of the check.
- */
-async function resolveSecretFields(
-  ctx: GatewayContext,
-  def: ConnectorTypeDef,
-  config: Config,
-  stored: Stored | undefined,
-  scope: SecretScope,
-  loc: (string | number)[],
-): Promise<Config> {
-  const out = structuredClone(config);
-  const issues: ValidationIssue[] = [];
-  const moved =
-    stored && stored.config !== config ? changedDestination(def.type, stored.config, config) : undefined;
-  for (const slot of secretSlots(config, secretPaths(def.type))) {
-    let value = slot.value;
-    const at = [...loc, ...slot.loc];
-    if (value === REDACTED) {
-      if (!stored) {
-        issues.push({
-          loc: at,
-          msg: `"${REDACTED}" stands for a stored value: add ?connector_id=<the connector> or send the value`,
-          type: 'missing',
-        });
-        continue;
-      }
-      if (moved) {
-        issues.push({
-          loc: at,
-          msg: `"${REDACTED}" cannot use the stored value: ${slot.loc.join('.')} is required again because ${moved} changed`,
-          type: 'missing',
-        });
-        continue;
-      }
-      value = valueAt(stored.config, slot.loc);
-      if (value === undefined) {
-        issues.push({ loc: at, msg: 'The stored connector has no value for this field', type: 'missing' });
-        continue;
-      }
-    }
-    if (!isSecretRef(value)) {
-      if (value !== undefined) setAt(out, slot.loc, value);
-      continue;
-    }
-    try {
-      setAt(
-        out,
-        slot.loc,
-        await ctx.secretStore.resolve(ctx.config.workerNamespace, value.valueFrom.secretKeyRef, scope),
-      );
-    } catch (e) {
-      if (!(e instanceof SecretNotFoundError)) throw e;
-      issues.push({ loc: at, msg: referenceMessage(e), type: 'value_error' });
-    }
-  }
-  if (issues.length) throw unprocessable(issues);
-  return out;
-}
-
 /** The scope a pre-flight's references are checked in: the stored connector's team, else the caller's teams. */
-async function preflightScope(ctx: GatewayContext, p: Principal, stored: Stored | undefined) {
+async function preflightScope(ctx: GatewayContext, p: Principal, stored: StoredConnector | undefined) {
   if (!stored) return callerSecretScope(ctx, p);
   return teamSecretScope(ctx, [stored.teamId], [managedSecretName('connector', stored.id)]);
 }
@@ -191,34 +108,6 @@ export async function configurationFor(
   const scope = await preflightScope(ctx, p, stored);
   const resolved = await resolveSecretFields(ctx, def, given, stored, scope, loc);
   return withConnectorDefaults(def.type, resolved);
-}
-
-/**
- * A stored connector's configuration with its secrets resolved and defaults
- * filled (no access check: for the gateway's own clean-up on delete).
- */
-export async function resolvedStoredConfiguration(
-  ctx: GatewayContext,
-  def: ConnectorTypeDef,
-  id: string,
-  configuration: Config,
-): Promise<Config> {
-  const row = await findConnector(ctx.db, id);
-  // The mirror row may be gone in a clean-up: the catalog object still names its team.
-  const teamId =
-    (row?.team_id as string | undefined) ??
-    (await ctx.catalog.get<ConnectorResource>('Connector', id))?.spec.teamId ??
-    '';
-  const stored = {
-    id,
-    teamId,
-    config: structuredClone(configuration),
-  };
-  const scope = await teamSecretScope(ctx, [stored.teamId], [managedSecretName('connector', id)]);
-  return withConnectorDefaults(
-    def.type,
-    await resolveSecretFields(ctx, def, stored.config, stored, scope, []),
-  );
 }
 
 /** The answer of a database login that worked: `ok` unless the check found something lacking. */

@@ -23,7 +23,7 @@ import {
 } from '../connectors/worker-config.js';
 import { loadPipeline } from '../pipelines/pipelines.service.js';
 import { PreflightFailure } from '../preflight/preflight.errors.js';
-import { PREFLIGHT_TIMEOUT_MS, preflightPolicy } from '../preflight/preflight.service.js';
+import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { loadSubscription } from '../subscriptions/subscriptions.service.js';
 import { fetchedMessages, givenMessages, type PreviewMessages } from './preview.source.js';
 import { postgresDdl } from './preview.target.js';
@@ -130,8 +130,8 @@ async function preview(ctx: GatewayContext, id: string, body: PreviewRequest): P
     configuration: source.configuration,
   };
   const options = {
-    policy: preflightPolicy(ctx),
-    timeoutMs: PREFLIGHT_TIMEOUT_MS,
+    policy: outboundPolicy(ctx),
+    timeoutMs: CONNECTION_TIMEOUT_MS,
     limit: body.limit ?? PREVIEW_DEFAULT_LIMIT,
   };
   const fetched = body.messages

@@ -1,0 +1,15 @@
+import { controlPlaneOutboundPolicy, type OutboundPolicy } from '@sluice/shared';
+import type { GatewayContext } from '../context.js';
+
+// The gateway's own outbound connections (pre-flight checks, previews,
+// backfills, schema discovery, capture release, slot measurements): every
+// one goes through the address policy built from the gateway's settings, and
+// is bounded by one deadline.
+
+/** Deadline of one connection's work (connect, authenticate, answer). */
+export const CONNECTION_TIMEOUT_MS = 10_000;
+
+/** The outbound-address policy of the gateway's own calls (SLUICE_OUTBOUND_DENY_CIDRS / _ALLOW_CIDRS). */
+export function outboundPolicy(ctx: GatewayContext): OutboundPolicy {
+  return controlPlaneOutboundPolicy(ctx.config.outbound);
+}
