@@ -7,11 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { Admin } from '@platformatic/kafka';
-import { testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl } from '../../shared/test/postgres.js';
-import { configs, createConnector } from './catalog-fixtures.js';
+import { testKafkaBrokers } from '../../shared/test/kafka.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
+import { hookEntries, REJECTIONS } from './schemathesis-rejections.js';
+import { seed, systems, type Seeded, type Systems } from './schemathesis-seed.js';
 
 // Schemathesis (property-based fuzzing from the OpenAPI document, every
 // check) over the served /api/openapi.json of a gateway seeded with one
@@ -23,10 +22,13 @@ import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from
 // that depend on the server's state or on rules no OpenAPI document can state
 // (such as an id in the body that names nothing, a reset token or a current
 // password the fuzzer cannot know, an e-mail address already taken), are listed in
-// REJECTIONS below, each with its reason: a failure is dropped only when its
-// operation, its status and every detail of the answer match one entry
-// (gateway/test/schemathesis-hooks.py), so any other rejection on the same
-// operation still fails. The hooks also give each schema-valid request that
+// REJECTIONS (schemathesis-rejections.ts), each with its reason: a failure is
+// dropped only when its operation, its status and every detail of the answer
+// match one entry (gateway/test/schemathesis-hooks.py), so any other rejection
+// on the same operation still fails. Each entry also carries witnesses,
+// requests that schemathesis-rejections.test.ts sends on every run, so an
+// entry that no longer excuses anything fails the suite even though this
+// random run cannot tell. The hooks also give each schema-valid request that
 // carries an Idempotency-Key a fresh key: reusing a key with another body is
 // rightly a 422 (the IETF Idempotency-Key draft), and not what is tested here.
 //
@@ -68,204 +70,6 @@ const NOT_IMPLEMENTED = [
 /** Per operation, at most this many generated cases (the coverage phase adds its boundary cases). */
 const MAX_EXAMPLES = 5;
 
-/**
- * Rejections of schema-valid requests that depend on the server's state, not
- * on the request's shape, so the document cannot state them: per entry, the
- * operations, the status and a pattern every detail (each 422 issue's `msg`,
- * or a 400's code) must match. Everything the document can state is stated
- * there instead (password lengths, fields required together, the pre-flight
- * body forms), so this list only names what a schema cannot know.
- */
-interface Rejection {
-  /** Operation labels (`METHOD /path`); one ending in `*` names those that start with the rest. */
-  operations: string[];
-  status: number;
-  /** A pattern that every detail of the answer matches. */
-  detail: string;
-  /** Only for a request with an empty body and no `connector_id` in its query. */
-  emptyBodyWithoutConnectorId?: boolean;
-  /** Only when every issue's `loc` starts with one of these. */
-  locPrefixes?: string[][];
-  reason: string;
-}
-const REJECTIONS: Rejection[] = [
-  {
-    reason:
-      'An id in the body that names no object the caller can use: 422 at that field (spec 7: a validation ' +
-      'error of the body; 404 is kept for the resource the path names). The seeded ids reach the paths; ' +
-      'a random UUID in a body names nothing.',
-    operations: [
-      'POST /api-keys',
-      'POST /backfills/',
-      'POST /backfills/preview',
-      'POST /k8s-secrets',
-      'POST /subscriptions/',
-      'POST /subscriptions/subscribe-all',
-      'POST /teams/{id}/members/bulk',
-      'POST /users/import-all',
-      'POST /pipelines/',
-      'POST /connectors/',
-      'POST /warehouses/',
-      'PATCH /datamodels/{id}/error-table',
-      'PATCH /users/me',
-      'PATCH /users/{id}',
-      'PATCH /subscriptions/{id}',
-      'PATCH /pipelines/{id}',
-      'PATCH /connectors/{id}',
-    ],
-    status: 422,
-    detail:
-      '^(No such |Unknown |Not a (source|target) connector|The user is not a member|The connector belongs to another team|' +
-      'The data model belongs to none|The connectors and data models belong to more than one team)',
-  },
-  {
-    reason:
-      'A single-use token the server mailed, or the current password: secrets the fuzzer cannot know ' +
-      '(spec 7 names these 400s).',
-    operations: ['POST /auth/reset-password', 'POST /auth/verify', 'POST /users/me/change-password'],
-    status: 400,
-    detail:
-      '^(RESET_PASSWORD_BAD_TOKEN|VERIFY_USER_BAD_TOKEN|VERIFY_USER_ALREADY_VERIFIED|CHANGE_PASSWORD_BAD_PASSWORD)$',
-  },
-  {
-    reason:
-      'The password rules the document cannot state (it states the length in characters): at most 72 bytes ' +
-      "of UTF-8 (what bcrypt reads), and not containing the account's e-mail address (spec 7 names these 400s).",
-    operations: [
-      'POST /auth/register',
-      'POST /auth/reset-password',
-      'PATCH /users/me',
-      'PATCH /users/{id}',
-      'POST /users/me/change-password',
-    ],
-    status: 400,
-    detail:
-      '^(REGISTER|RESET_PASSWORD|UPDATE_USER)_INVALID_PASSWORD: Password should (be at most 72 bytes|not contain e-mail)$',
-  },
-  {
-    reason:
-      "A pre-flight with an empty body checks the stored configuration of the query's connector_id; without " +
-      'one it lacks the required fields. Which body is complete depends on a query parameter, which the ' +
-      "JSON Schema of a body cannot see (the document says it in the empty form's description).",
-    operations: ['POST /connector-types/*'],
-    status: 422,
-    detail: '^Field required',
-    emptyBodyWithoutConnectorId: true,
-  },
-  {
-    reason:
-      "import-all replaces every account: the document must keep the caller's own account as an active " +
-      "superuser, or the caller would lock themselves out; which account is the caller's is not in the body. " +
-      'And its ids refer to one another across its arrays (a team to an environment of the document), which ' +
-      'JSON Schema cannot relate.',
-    operations: ['POST /users/import-all'],
-    status: 422,
-    detail:
-      '^(The document must keep your own account as an active superuser|Unknown (user|team|environment)|' +
-      'A team must belong to an environment of the document)$',
-  },
-  {
-    reason:
-      'The `schema` string must hold a valid Avro or JSON Schema definition: a rule on the content of a ' +
-      'string that JSON Schema cannot state (`contentMediaType` says JSON, not a valid schema).',
-    operations: ['POST /schemas/{subject}'],
-    status: 422,
-    detail: '^(Invalid Avro schema|Invalid JSON Schema|The schema is not valid JSON)',
-  },
-  {
-    reason:
-      'A secret reference (`valueFrom.secretKeyRef`) names a Kubernetes Secret that must exist, be granted ' +
-      "to the caller's team or environment and have the key: state, not shape.",
-    operations: [
-      'POST /connector-types/*',
-      'POST /connectors/',
-      'PATCH /connectors/{id}',
-      'POST /pipelines/',
-      'PATCH /pipelines/{id}',
-      'POST /subscriptions/',
-      'PATCH /subscriptions/{id}',
-      'POST /warehouses/',
-      'PATCH /warehouses/{id}',
-    ],
-    status: 422,
-    detail: '^(Secret ".*" is not granted|Secret ".*" has no key)',
-  },
-  {
-    reason:
-      'A pre-flight data action on a system that cannot be reached or refuses the credentials answers the ' +
-      'documented 400 with the reason: a property of the world the request points at, not of the request.',
-    operations: ['POST /connector-types/*'],
-    status: 400,
-    detail: '',
-  },
-  {
-    reason:
-      'PATCH with use_retention true keeps the stored broker settings when it sends none: whether there are ' +
-      "some is the environment's state (POST states the rule in the document).",
-    operations: ['PATCH /envs/{id}'],
-    status: 422,
-    detail: '^use_retention needs the broker settings',
-  },
-  {
-    reason:
-      'A field that names what the object already is must equal it: the stored connector_type, the ' +
-      "pipeline's team (clients send the read shape back), a topic of the source's capture list.",
-    operations: ['PATCH /connectors/{id}', 'PATCH /pipelines/{id}', 'POST /pipelines/{id}/configuration'],
-    status: 422,
-    detail:
-      '^(connector_type cannot change after creation|A pipeline cannot move to another team|' +
-      'Not in the capture list of the source)',
-  },
-  {
-    reason:
-      "Mapper rules beyond their schema (the document states the rules' shape): path syntax, strftime " +
-      "directives and unique keys are rules on strings' content and across array items; a table target " +
-      "needs a primary_key rule, which depends on the target's type (state).",
-    operations: [
-      'POST /subscriptions/',
-      'PATCH /subscriptions/{id}',
-      'POST /subscriptions/subscribe-all',
-      'POST /pipelines/',
-      'PATCH /pipelines/{id}',
-      'POST /pipelines/{id}/configuration',
-    ],
-    status: 422,
-    detail:
-      '^(Invalid path |Invalid cast_format|Duplicate key |' +
-      '.* writes tables: the mapping needs at least one rule with primary_key true|' +
-      'A target that writes database tables needs at least one rule with primary_key true)',
-  },
-  {
-    reason:
-      "A connector's json_configuration (a pipeline's source_config, target_config) follows the schema of its connector_type (GET /connector-types/ " +
-      'lists them). Stated in the document as one if/then per type (some 25), Schemathesis cannot generate ' +
-      'from it ("Schema Error"), so the document names the rule in its description and leaves the value ' +
-      'free-form; a PATCH without connector_type is checked against the stored type (state).',
-    operations: ['POST /connectors/', 'PATCH /connectors/{id}', 'POST /pipelines/', 'PATCH /pipelines/{id}'],
-    status: 422,
-    detail: '',
-    locPrefixes: [
-      ['body', 'json_configuration'],
-      ['body', 'source_config'],
-      ['body', 'target_config'],
-    ],
-  },
-  {
-    reason:
-      "Without env_id, the caller's active environment is the one meant: whether the caller has one is " +
-      'state (a run may clear it through PATCH /users/me).',
-    operations: ['GET /teams/', 'GET /teams/filter-one'],
-    status: 422,
-    detail: '^No environment selected',
-  },
-  {
-    reason: "The e-mail address is already another account's (spec 7 names these 400s).",
-    operations: ['POST /auth/register', 'PATCH /users/me', 'PATCH /users/{id}'],
-    status: 400,
-    detail: '^(REGISTER_USER_ALREADY_EXISTS|UPDATE_USER_EMAIL_ALREADY_EXISTS)$',
-  },
-];
-
 const kind = databaseKinds().includes('postgres') ? 'postgres' : 'pglite';
 
 async function ensureSchemathesis(): Promise<string> {
@@ -273,128 +77,6 @@ async function ensureSchemathesis(): Promise<string> {
     maxBuffer: 1 << 20,
   });
   return stdout.trim();
-}
-
-interface Seeded {
-  /** Ids by the dictionary name the configuration binds to path parameters. */
-  ids: Record<string, string[]>;
-  /** Users whose tokens the operations that end or change the caller's own session use, one each. */
-  sacrificial: Record<'logout' | 'me' | 'password', TestUser>;
-}
-
-/**
- * The systems the seeded connectors point at: the test broker (with SASL when
- * it has it) and a scratch PostgreSQL database, when the suite has them, so
- * that operations that reach them (previews) answer from a real system rather
- * than 502 for a host that does not resolve. Without them (a bare run) the
- * fixtures' unresolvable hosts are used.
- */
-interface Systems {
-  source: Record<string, unknown>;
-  target: Record<string, unknown>;
-  close(): Promise<void>;
-}
-
-async function systems(topic: string): Promise<Systems> {
-  const brokers = testKafkaBrokers();
-  if (!brokers || !testPostgresUrl()) {
-    return { source: configs.kafkaSource(topic), target: configs.pgTarget(), close: async () => undefined };
-  }
-  const security = testKafkaSecurity();
-  const admin = new Admin({ clientId: 'sluice-schemathesis', bootstrapBrokers: brokers });
-  await admin.createTopics({ topics: [topic], partitions: 1, replicas: 1 });
-  await admin.close();
-  const db = await createScratchDatabase('fuzz_tgt');
-  return {
-    source: security
-      ? {
-          topic,
-          bootstrap_servers: security.saslPlaintextBrokers.join(','),
-          security_protocol: 'SASL_PLAINTEXT',
-          sasl_mechanism: 'SCRAM-SHA-512',
-          sasl_username: security.username,
-          sasl_password: security.password,
-        }
-      : { topic, bootstrap_servers: brokers.join(',') },
-    // The test server trusts local connections; the connector schema wants a password anyway.
-    target: { ...db.settings, password: db.settings.password || 'unused-fuzz' },
-    close: () => db.drop(),
-  };
-}
-
-async function seed(gw: TestGateway, admin: TestUser, reached: Systems): Promise<Seeded> {
-  const expectStatus = (res: { status: number; body: unknown }, status: number, what: string) => {
-    if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as Record<string, unknown>;
-  };
-  const post = async (path: string, body: unknown, status = 201) =>
-    expectStatus(
-      await gw.http
-        .post(`/api${path}`)
-        .set(admin.auth)
-        .send(body as object),
-      status,
-      `POST ${path}`,
-    );
-  const env = await post('/envs/', { name: 'fuzz-env' });
-  const team = await post('/teams/', { name: 'fuzz-team' });
-  const member = await gw.user();
-  expectStatus(
-    await gw.http
-      .post(`/api/teams/${String(team.id)}/members/bulk`)
-      .set(admin.auth)
-      .send({ members: [member.id] }),
-    204,
-    'add member',
-  );
-  const source = await createConnector(
-    gw,
-    admin,
-    String(team.id),
-    'fuzz-source',
-    'KAFKA_SOURCE',
-    reached.source,
-  );
-  const target = await createConnector(
-    gw,
-    admin,
-    String(team.id),
-    'fuzz-target',
-    'POSTGRES_TARGET',
-    reached.target,
-  );
-  const subscription = await post('/subscriptions/', {
-    datamodel_id: source.datamodel_ids[0],
-    target_connector_id: target.id,
-  });
-  const pipeline = await post('/pipelines/', {
-    name: 'fuzz-pipeline',
-    team_id: team.id,
-    existing_source_id: source.id,
-    existing_target_id: target.id,
-  });
-  const schema = await post('/schemas/fuzz-subject', { schema: '"string"' });
-  const secret = await post('/k8s-secrets', { name: 'fuzz-secret', data: { password: 'fuzz-value' } });
-  const key = await post('/api-keys', { name: 'fuzz-key', env_ids: [env.id] });
-  const sat = await post('/users/me/service-account-token', { name: 'fuzz-token' });
-  const sacrificial = { logout: await gw.user(), me: await gw.user(), password: await gw.user() };
-  void schema;
-  return {
-    sacrificial,
-    ids: {
-      env: [String(env.id)],
-      team: [String(team.id)],
-      member: [String(member.id), (await gw.user()).id],
-      connector: [source.id, target.id],
-      datamodel: source.datamodel_ids,
-      subscription: [String(subscription.id)],
-      pipeline: [String(pipeline.id)],
-      secret: [String(secret.name)],
-      apiKey: [String(key.id)],
-      serviceToken: [String(sat.id)],
-      subject: ['fuzz-subject'],
-    },
-  };
 }
 
 const toml = (v: unknown) => JSON.stringify(v);
@@ -537,7 +219,7 @@ describe(`Schemathesis, every check, over the served OpenAPI document (${kind})`
     writeFileSync(config, configuration(seeded));
     const exceptions = join(dir, 'rejections.json');
     const dropped = join(dir, 'dropped.jsonl');
-    writeFileSync(exceptions, JSON.stringify(REJECTIONS));
+    writeFileSync(exceptions, JSON.stringify(hookEntries()));
     writeFileSync(dropped, '');
     const started = Date.now();
     const { code, output } = await run(
