@@ -11,7 +11,13 @@ import { expectPassedTest, expectRefusedAddress } from '../../shared/test/wareho
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { untilBody } from './scripted-gateway.js';
-import { HTTP_PATH, startStandIn, warehouseEnv, type DatabricksStandIn } from './warehouse-fixtures.js';
+import {
+  createWarehouse,
+  HTTP_PATH,
+  startStandIn,
+  warehouseEnv,
+  type DatabricksStandIn,
+} from './warehouse-fixtures.js';
 
 /**
  * A Warehouse applied to the cluster directly (kubectl, Argo CD: no REST
@@ -145,20 +151,7 @@ describe.each(databaseKinds())('the embedded operator tests applied Warehouses o
   });
 
   it('a warehouse created and tested through the API is not tested again by the operator', async () => {
-    const res = await gw.http
-      .post('/api/warehouses/')
-      .set(t.owner.auth)
-      .send({
-        name: `rest-${randomUUID().slice(0, 8)}`,
-        team_id: t.teamId,
-        server_hostname: standIn.host,
-        http_path: HTTP_PATH,
-        access_token: SECRETS.warehouseToken,
-        catalog: 'main',
-        schema: 'sales',
-      });
-    expect(res.status).toBe(201);
-    const id = res.body.id as string;
+    const { id } = await createWarehouse(gw, t.owner, t.teamId, standIn);
     // Created Draft; the operator tests it like any new Warehouse.
     await until(id, (x) => x.status?.state === 'Live');
     standIn.clearLog();
