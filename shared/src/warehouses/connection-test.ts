@@ -5,8 +5,7 @@ import { DatabricksClient } from '../databricks/client.js';
 import { testConnection, type ConnectionVerdict } from '../databricks/connection-test.js';
 import { warehouseIdOf } from '../databricks/settings.js';
 import type { OutboundHttpOptions } from '../net/outbound-http.js';
-import { SecretNotFoundError, type SecretStorePort } from '../ports/secret-store.js';
-import type { SecretScope } from '../ports/secret-store.js';
+import { SecretNotFoundError, type SecretScope, type SecretStorePort } from '../ports/secret-store.js';
 import { canonicalJson } from '../util/canonical-json.js';
 
 // A warehouse's connection test (spec 2.12) and the status its verdict
