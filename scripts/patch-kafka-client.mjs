@@ -12,14 +12,14 @@
 //   default serializers (ours: keys and values are Buffers already), shares
 //   one empty Map instead of allocating two.
 //
-// The bytes sent are the same (tested: dataplane/src/kafka/
+// The bytes sent are the same (tested: dataplane/src/systems/kafka/
 // patched-client.test.ts reads batches back with the client's own reader).
 //
 // One for the outbound address policy: network/connection.js honours an
 // `outbound` option ({ lookup, assertHost }) on every broker it dials — the
 // bootstrap list and every broker the cluster's metadata names — and a
 // refusal (code EADDRDENIED) fails the connection without a retry
-// (dataplane/src/kafka/broker-policy.ts; the client has no hook of its
+// (dataplane/src/systems/kafka/broker-policy.ts; the client has no hook of its
 // own: it builds the socket's options itself).
 // Run by `npm install` (postinstall) and by the Dockerfile after each
 // install; applying it twice changes nothing. A client of another version is

@@ -8,12 +8,19 @@ import { fileURLToPath } from 'node:url';
 
 /** The worker program (built), as the process runtime starts it: `node <WORKER_MAIN>`. */
 export const WORKER_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
-// Connection helpers of the workers, reused by the gateway's pre-flight checks (spec 4.5).
-export * from './kafka/connection.js';
-export { brokerRefusal, isOutboundRefusal, type BrokerOutbound } from './kafka/broker-policy.js';
-export * from './kafka/fetch.js';
-export * from './postgres-connection.js';
-export * from './oracle-connection.js';
+// The clients of each external system (systems/<system>/): connections, probes, errors.
+export * from './systems/kafka/connection.js';
+export { brokerRefusal, isOutboundRefusal, type BrokerOutbound } from './systems/kafka/broker-policy.js';
+export * from './systems/kafka/fetch.js';
+export * from './systems/postgres/connection.js';
+export * from './systems/oracle/connection.js';
+// Pre-flight probes of each system (spec 4.5) and the one sentence a failure reads as.
+export * from './systems/probe-failure.js';
+export * from './systems/kafka/probes.js';
+export * from './systems/postgres/probes.js';
+export * from './systems/mysql/probes.js';
+export * from './systems/oracle/probes.js';
+export * from './systems/webhook/probes.js';
 // The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
 export { dropPostgresCdc, type PostgresSourceSettings } from './sources/postgres-cdc.js';
 // The slot's retained WAL, measured by the gateway while no worker reads it (paused sources).

@@ -9,8 +9,8 @@ import {
   type Message,
 } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { clientOptions } from '../src/kafka/connection.js';
-import { byLeader, fetchFromLeaders } from '../src/kafka/fetch.js';
+import { clientOptions } from '../src/systems/kafka/connection.js';
+import { byLeader, fetchFromLeaders } from '../src/systems/kafka/fetch.js';
 import { workerOutboundPolicy } from '../src/outbound.js';
 
 // The workers keep the Kafka client's message buffers past the callback that

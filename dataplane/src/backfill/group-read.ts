@@ -1,5 +1,5 @@
 import type { Consumer } from '@platformatic/kafka';
-import { partitionCount } from '../kafka/topic-partitions.js';
+import { partitionCount } from '../systems/kafka/topic-partitions.js';
 
 // Whether a subscription's consumer group has read its change stream
 // (docs/data-plane.md "Backfills", `backfill` turned on later). A target

@@ -1,6 +1,6 @@
 import { ListOffsetTimestamps, type Consumer } from '@platformatic/kafka';
-import { byLeader, fetchFromLeaders } from '../kafka/fetch.js';
-import { partitionCount } from '../kafka/topic-partitions.js';
+import { byLeader, fetchFromLeaders } from '../systems/kafka/fetch.js';
+import { partitionCount } from '../systems/kafka/topic-partitions.js';
 import type { ConsumedMessage } from '../target/records.js';
 
 // A backfill's replay of a retained change stream (docs/data-plane.md

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { changeEvent } from '../contracts.js';
-import { quoteIdent } from '../postgres-connection.js';
+import { quoteIdent } from '../systems/postgres/connection.js';
 import { decodeValue } from '../sources/pgoutput.js';
 import { parseEntry, primaryKey, qualifiedEntry } from '../sources/postgres-cdc.js';
 import type { ConsumedMessage } from '../target/records.js';

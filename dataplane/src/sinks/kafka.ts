@@ -2,10 +2,10 @@ import { Producer, ProduceAcks, type MessageToProduce } from '@platformatic/kafk
 import type { WorkerConfig } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engine.js';
-import { clientOptions, kafkaConnection } from '../kafka/connection.js';
-import { chunkBySize } from '../kafka/produce-chunks.js';
+import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';
+import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
-import { describeKafkaError } from '../kafka/errors.js';
+import { describeKafkaError } from '../systems/kafka/errors.js';
 import { targetEngine } from '../target/target-loop.js';
 import type { SinkOpenOptions } from './target-engines.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { OutboundPolicy, type WorkerConfig } from '@sluice/shared';
-import type { OracleSession } from '../oracle-connection.js';
+import type { OracleSession } from '../systems/oracle/connection.js';
 import type { OracleBindDef } from './oracle-sql.js';
 import { engineFor } from '../engines.js';
 import { createOracleSink, openOracleSink } from './oracle.js';

@@ -8,7 +8,7 @@ import {
   oracleWhere,
   type OracleSession,
   type OracleSettings,
-} from '../oracle-connection.js';
+} from '../systems/oracle/connection.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { ERROR_KEY_COLUMNS } from '../target/records.js';
 import { targetEngine } from '../target/target-loop.js';

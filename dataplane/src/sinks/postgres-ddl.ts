@@ -1,5 +1,5 @@
 import type { CastType } from '@sluice/shared';
-import { quoteIdent } from '../postgres-connection.js';
+import { quoteIdent } from '../systems/postgres/connection.js';
 
 // What the PostgreSQL target creates: a table per target_table_name, its
 // columns typed from the mapper's casts (or, without a cast, from the values
@@ -16,7 +16,7 @@ export const CAST_PG_TYPES: Readonly<Record<CastType, string>> = {
   bool: 'boolean',
   date: 'date',
   // A datetime cast keeps its UTC offset when it has one; offset-less values
-  // are read in the session's time zone, UTC (postgres-connection.ts).
+  // are read in the session's time zone, UTC (systems/postgres/connection.ts).
   datetime: 'timestamp with time zone',
   time: 'time without time zone',
 };

@@ -7,7 +7,7 @@ import {
   pgConfig,
   quoteIdent,
   type PostgresSettings,
-} from '../postgres-connection.js';
+} from '../systems/postgres/connection.js';
 import { ddlFor, plannedTypes, qualified, type TableRef } from './postgres-ddl.js';
 
 // The POSTGRES_TARGET sink. One batch = one transaction: the DDL it needs

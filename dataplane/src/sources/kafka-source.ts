@@ -1,10 +1,10 @@
 import { Consumer } from '@platformatic/kafka';
 import type { Engine } from '../engine.js';
-import { isOutboundRefusal } from '../kafka/broker-policy.js';
-import { clientOptions, kafkaConnection } from '../kafka/connection.js';
+import { isOutboundRefusal } from '../systems/kafka/broker-policy.js';
+import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
-import { describeKafkaError } from '../kafka/errors.js';
+import { describeKafkaError } from '../systems/kafka/errors.js';
 
 // KAFKA_SOURCE: the source topic is itself the change stream (spec; docs/
 // data-plane.md), so this worker copies nothing. It proves the connection and

@@ -165,7 +165,7 @@ const ARRAY_OIDS = new Set([1000, 1005, 1007, 1009, 1015, 1021, 1022, 1231]);
  * 2^53 stays a string), floats, json/jsonb parsed, common arrays; numeric
  * stays a string (its precision), and every other type keeps PostgreSQL's
  * text (timestamps in ISO form, UTC: the session settings of
- * postgres-connection.ts).
+ * systems/postgres/connection.ts).
  */
 export function decodeValue(typeOid: number, text: string): unknown {
   switch (typeOid) {

@@ -8,7 +8,7 @@ import {
   quoteIdent,
   quoteLiteral,
   type PostgresSettings,
-} from '../postgres-connection.js';
+} from '../systems/postgres/connection.js';
 import {
   formatLsn,
   parseFrame,

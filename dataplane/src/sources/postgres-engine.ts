@@ -1,8 +1,8 @@
 import { Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
 import type { ChangeEvent } from '../contracts.js';
 import type { Engine } from '../engine.js';
-import { clientOptions, platformStream } from '../kafka/connection.js';
-import { chunkBySize } from '../kafka/produce-chunks.js';
+import { clientOptions, platformStream } from '../systems/kafka/connection.js';
+import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import { startPostgresCdc, type PostgresSourceSettings } from './postgres-cdc.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { cdcNames, type OutboundPolicy } from '@sluice/shared';
-import { describePgError, openSession } from '../postgres-connection.js';
+import { describePgError, openSession } from '../systems/postgres/connection.js';
 import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
 
 // How much WAL the connector's replication slot makes the source server keep:

@@ -13,11 +13,11 @@ import {
   connectionKey,
   streamKafkaConnection,
   type KafkaConnection,
-} from '../kafka/connection.js';
-import { isOutboundRefusal } from '../kafka/broker-policy.js';
-import { describeKafkaError } from '../kafka/errors.js';
+} from '../systems/kafka/connection.js';
+import { isOutboundRefusal } from '../systems/kafka/broker-policy.js';
+import { describeKafkaError } from '../systems/kafka/errors.js';
 import { positiveSetting } from '../settings.js';
-import { unknownTopicIn } from '../kafka/topic-partitions.js';
+import { unknownTopicIn } from '../systems/kafka/topic-partitions.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import {

@@ -15,7 +15,7 @@ import { embeddedIpv4 } from './embedded-ipv4.js';
 // DNS answer that changes between a check and the connection — rebinding —
 // cannot slip through). IP literals skip DNS in node:net, so `assertHost`
 // checks them before a request is made. Kafka clients dial brokers through
-// both (dataplane/src/kafka/broker-policy.ts).
+// both (dataplane/src/systems/kafka/broker-policy.ts).
 
 /**
  * Denied by default: "this" network, private (RFC 1918), carrier-grade NAT,

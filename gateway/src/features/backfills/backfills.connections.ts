@@ -24,8 +24,8 @@ import {
   resolvedWorkerConfig,
   subscriptionObjects,
 } from '../connectors/worker-config.js';
-import { options as kafkaClientOptions } from '../preflight/preflight.kafka.js';
-import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '../preflight/preflight.errors.js';
+import { kafkaProbeOptions as kafkaClientOptions } from '@sluice/dataplane';
+import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '@sluice/dataplane';
 import { outboundPolicy } from '../../connections/outbound.js';
 
 // What a backfill connects to, from the gateway: the source (its Kafka

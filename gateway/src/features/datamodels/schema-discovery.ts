@@ -1,8 +1,8 @@
 import { connectorType, type ConnectorSpec, type DataModelStatus } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
 import { findSourceConnector } from '../monitoring/monitoring.repository.js';
-import { fetchKafkaMessages } from '../preflight/preflight.kafka.js';
-import { fetchPostgresSchema } from '../preflight/preflight.postgres.js';
+import { fetchKafkaMessages } from '@sluice/dataplane';
+import { fetchPostgresSchema } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
 import { inferFields } from './schema-inference.js';

@@ -22,7 +22,7 @@ import {
   subscriptionObjects,
 } from '../connectors/worker-config.js';
 import { loadPipeline } from '../pipelines/pipelines.service.js';
-import { PreflightFailure } from '../preflight/preflight.errors.js';
+import { PreflightFailure } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { loadSubscription } from '../subscriptions/subscriptions.service.js';
 import { fetchedMessages, givenMessages, type PreviewMessages } from './preview.source.js';

@@ -7,9 +7,9 @@ import {
   type TableKey,
 } from '@sluice/dataplane';
 import { OutboundPolicy, type PreviewSourceKind, type WorkerConfig } from '@sluice/shared';
-import { PreflightFailure } from '../preflight/preflight.errors.js';
-import { fetchRecentKafkaMessages, type RawKafkaMessage } from '../preflight/preflight.kafka.js';
-import { withPg } from '../preflight/preflight.postgres.js';
+import { PreflightFailure } from '@sluice/dataplane';
+import { fetchRecentKafkaMessages, type RawKafkaMessage } from '@sluice/dataplane';
+import { withPg } from '@sluice/dataplane';
 
 // Where the preview's messages come from (docs/data-plane.md "Preview"): the
 // newest messages of the subscription's change stream, read with plain Fetch

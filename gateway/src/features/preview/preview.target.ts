@@ -10,7 +10,7 @@ import {
   type TableRef,
 } from '@sluice/dataplane';
 import type { OutboundPolicy, PreviewResult, WorkerConfig } from '@sluice/shared';
-import { withPg } from '../preflight/preflight.postgres.js';
+import { withPg } from '@sluice/dataplane';
 
 // The DDL a POSTGRES_TARGET worker would run for the previewed records,
 // computed as its sink computes it (dataplane/src/sinks/postgres.ts):

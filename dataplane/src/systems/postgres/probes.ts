@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
-import { openSession, type PostgresSettings } from '@sluice/dataplane';
-import { describePgFailure, PreflightFailure, refuseSshTunnel } from './preflight.errors.js';
+import { openSession, type PostgresSettings } from './connection.js';
+import { describePgFailure, PreflightFailure, refuseSshTunnel } from '../probe-failure.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
-// connection (dataplane/src/postgres-connection.ts: policy-checked
+// connection (dataplane/src/systems/postgres/connection.ts: policy-checked
 // socket, libpq ssl modes, UTC session), a short connect deadline and a
 // statement timeout, read-only queries of the catalog only.
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { describeOracleError } from './oracle-connection.js';
+import { describeOracleError } from './connection.js';
 
 // The driver's wording of a peer that closed the connection depends on
 // timing: an end-of-file when it was reading, EPIPE when it was writing its

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 // client's own varint64 is wrong from 2^31 ms on, patched or not, which our
 // workers never reach: their records carry the time of the send).
 
-const CLIENT = resolve(import.meta.dirname, '../../../node_modules/@platformatic/kafka/dist');
+const CLIENT = resolve(import.meta.dirname, '../../../../node_modules/@platformatic/kafka/dist');
 
 interface Out {
   key: Buffer | null;

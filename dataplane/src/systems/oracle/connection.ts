@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
-import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from './sinks/oracle-sql.js';
+import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from '../../sinks/oracle-sql.js';
 
 // Connections of the ORACLE_TARGET sink and of its pre-flight check, through
 // node-oracledb in thin mode (pure JavaScript: `initOracleClient` is never

@@ -1,7 +1,7 @@
 import { connect as netConnect, isIP } from 'node:net';
 import mysql, { type SslOptions as TlsOptions } from 'mysql2/promise';
-import { describeMysqlFailure, PreflightFailure, refuseSshTunnel, withDeadline } from './preflight.errors.js';
-import type { ColumnInfo, PgCheckOptions, TableInfo } from './preflight.postgres.js';
+import { describeMysqlFailure, PreflightFailure, refuseSshTunnel, withDeadline } from '../probe-failure.js';
+import type { ColumnInfo, PgCheckOptions, TableInfo } from '../postgres/probes.js';
 
 // Pre-flight checks of a MySQL or MariaDB source (spec 4.5): log in, list
 // tables, read columns — over a socket opened under the outbound-address

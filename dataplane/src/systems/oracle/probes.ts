@@ -5,11 +5,11 @@ import {
   oracleWhere,
   type OracleSession,
   type OracleSettings,
-} from '@sluice/dataplane';
-import { PreflightFailure, withDeadline } from './preflight.errors.js';
+} from './connection.js';
+import { PreflightFailure, withDeadline } from '../probe-failure.js';
 
 // check-credentials of an ORACLE_TARGET (spec 4.5): the worker's connection
-// (dataplane/src/oracle-connection.ts: node-oracledb in thin mode, the
+// (dataplane/src/systems/oracle/connection.ts: node-oracledb in thin mode, the
 // host resolved and checked under the policy, the checked address dialled),
 // a short connect deadline, then one read of the session's privileges —
 // nothing is created or written.

@@ -1,4 +1,4 @@
-import { brokerRefusal } from '@sluice/dataplane';
+import { brokerRefusal } from './kafka/broker-policy.js';
 import { oneLine, OutboundAddressDeniedError } from '@sluice/shared';
 
 // A failed pre-flight is an answer the user reads: one sentence, from the

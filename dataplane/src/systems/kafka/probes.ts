@@ -1,18 +1,17 @@
 import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
 import type { OutboundPolicy } from '@sluice/shared';
 import {
-  byLeader,
   clientOptions,
-  fetchFromLeaders,
   kafkaConnection,
   type KafkaClientOptions,
   type KafkaConnection,
-} from '@sluice/dataplane';
-import { describeKafkaFailure, PreflightFailure, withDeadline } from './preflight.errors.js';
+} from './connection.js';
+import { byLeader, fetchFromLeaders } from './fetch.js';
+import { describeKafkaFailure, PreflightFailure, withDeadline } from '../probe-failure.js';
 
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
 // broker of an environment): the workers' connection settings
-// (dataplane/src/kafka/connection.ts), no retries, short deadlines, and
+// (dataplane/src/systems/kafka/connection.ts), no retries, short deadlines, and
 // the outbound-address policy on every broker address the client dials.
 
 export interface KafkaCheckOptions {
@@ -40,10 +39,10 @@ export interface FetchedMessage {
 /**
  * The client options of a check: the workers' own (the outbound address
  * policy on every broker the client dials, bootstrap or named by the
- * cluster's metadata: dataplane/src/kafka/broker-policy.ts), no
+ * cluster's metadata: dataplane/src/systems/kafka/broker-policy.ts), no
  * retries, short deadlines.
  */
-export function options(
+export function kafkaProbeOptions(
   conn: KafkaConnection,
   policy: OutboundPolicy,
   timeoutMs: number,
@@ -74,7 +73,7 @@ async function withCluster<T>(
     if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
     // A consumer lists offsets and fetches without joining a group: nothing is left on the cluster.
     const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-      ...options(conn, opts.policy, opts.timeoutMs),
+      ...kafkaProbeOptions(conn, opts.policy, opts.timeoutMs),
       groupId: 'sluice-preflight',
     });
     try {
@@ -111,7 +110,7 @@ export async function listKafkaTopics(
   const where = conn.brokers.join(',') || 'the configured brokers';
   try {
     if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
-    const admin = new Admin(options(conn, opts.policy, opts.timeoutMs));
+    const admin = new Admin(kafkaProbeOptions(conn, opts.policy, opts.timeoutMs));
     try {
       return await withDeadline(
         (async () => {

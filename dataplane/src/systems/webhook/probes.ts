@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
-import { describeNetworkCode, PreflightFailure } from './preflight.errors.js';
+import { describeNetworkCode, PreflightFailure } from '../probe-failure.js';
 
 // check-credentials of a WEBHOOK_TARGET (spec 4.5). It must not deliver
 // anything: a receiver would take any POST for a batch of rows. So the check
