@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { warehouseOutboundFromEnv, watchNamespaces, type WarehouseOutboundSettings } from '@sluice/shared';
+import {
+  isNamespaceName,
+  warehouseOutboundFromEnv,
+  watchNamespaces,
+  type WarehouseOutboundSettings,
+} from '@sluice/shared';
 
 export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
 
@@ -161,9 +166,6 @@ function workerCommand(env: Env): string[] | undefined {
   }
   return argv as string[];
 }
-
-/** A Kubernetes namespace name: a DNS-1123 label. */
-const isNamespaceName = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
 
 /** A namespace setting (SLUICE_NAMESPACE, SLUICE_WORKER_NAMESPACE): a DNS-1123 label; unset: `fallback`. */
 function namespace(env: Env, key: string, fallback: string): string {

@@ -11,6 +11,7 @@ import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernet
 import {
   KubernetesCluster,
   KubernetesSecretStore,
+  isNamespaceName,
   reuseConnections,
   watchNamespaces,
   warehouseHttpOptions,
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const namespaces = watchNamespaces(env.SLUICE_WATCH_NAMESPACES, namespace);
   // SLUICE_WORKER_NAMESPACE: workers and their Secrets, apart from the control plane's (docs/security.md).
   const workerNamespace = env.SLUICE_WORKER_NAMESPACE || namespace;
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(workerNamespace)) {
+  if (!isNamespaceName(workerNamespace)) {
     throw new Error(`SLUICE_WORKER_NAMESPACE must be a DNS-1123 label, got "${workerNamespace}"`);
   }
   // One adapter per watched namespace: lists and watches stay within the Roles.

@@ -5,3 +5,4 @@ export * from './merge-patch.js';
 export * from './kubernetes-cluster.js';
 export * from './kube-connections.js';
 export * from './watch-namespaces.js';
+export { isNamespaceName } from './validation.js';

@@ -20,8 +20,11 @@ export function assertName(name: unknown): asserts name is string {
   }
 }
 
+/** A namespace name: a DNS-1123 label (also what the namespace settings must be). */
+export const isNamespaceName = (s: string): boolean => s.length <= 63 && DNS1123_LABEL.test(s);
+
 export function assertNamespace(namespace: unknown): asserts namespace is string {
-  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
+  if (typeof namespace !== 'string' || !isNamespaceName(namespace)) {
     throw new InvalidError(`metadata.namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
   }
 }
