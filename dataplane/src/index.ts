@@ -15,7 +15,10 @@ export * from './systems/kafka/fetch.js';
 export * from './systems/postgres/connection.js';
 export * from './systems/oracle/connection.js';
 // Pre-flight probes of each system (spec 4.5) and the one sentence a failure reads as.
-export * from './systems/probe-failure.js';
+export * from './systems/failure.js';
+export * from './systems/kafka/errors.js';
+export * from './systems/postgres/errors.js';
+export * from './systems/mysql/errors.js';
 export * from './systems/kafka/probes.js';
 export * from './systems/postgres/probes.js';
 export * from './systems/mysql/probes.js';

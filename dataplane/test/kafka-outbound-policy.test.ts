@@ -115,7 +115,7 @@ describeWithKafka('the outbound policy on the brokers of Kafka workers (worker p
     const r = await failedRun(source('169.254.169.254:80'));
     expect(r.code).toBe(1);
     expect(r.message).toMatch(
-      /^cannot read the source topics from 169\.254\.169\.254:80: broker 169\.254\.169\.254:80 is refused by the outbound policy: Connections to 169\.254\.169\.254 are not allowed/,
+      /^cannot read the source topics: The broker 169\.254\.169\.254:80 is refused by the outbound policy: Connections to 169\.254\.169\.254 are not allowed/,
     );
     expect(r.ms).toBeLessThan(10_000);
   });

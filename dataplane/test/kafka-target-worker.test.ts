@@ -257,6 +257,29 @@ describeWithKafka('KAFKA_TARGET worker (worker program, real broker)', () => {
     expect(w.terminationMessage()).not.toMatch(/\n\s+at /); // no stack trace
   }, 60_000);
 
+  it('a refused SASL login ends in error with the sentence a pre-flight check gives', async () => {
+    if (!security) return;
+    const source = `src-d-${run}-${Date.now()}`;
+    await admin.createTopics({ topics: [source], partitions: 1, replicas: 1 });
+    const where = security.saslPlaintextBrokers.join(',');
+    const w = await startWorker(
+      config(source, `out-d-${run}`, `err-d-${run}`, {
+        bootstrap_server: where,
+        security_protocol: 'SASL_PLAINTEXT',
+        sasl_mechanism: 'SCRAM-SHA-256',
+        sasl_username: security.username,
+        sasl_password: 'not-the-password',
+      }),
+    );
+    workers.push(w);
+    expect(await w.exited).not.toBe(0);
+    // gateway/test/preflight.test.ts expects this sentence from check-credentials.
+    expect(w.terminationMessage()).toContain(
+      `The broker at ${where} refused the SASL login: check the user name, password and mechanism`,
+    );
+    expect(w.terminationMessage()).not.toContain('not-the-password');
+  }, 60_000);
+
   it('an unsupported connector type ends in error with "not supported by this version"', async () => {
     const w = await startWorker({ ...config('x', 'y', 'z', {}), connector_type: 'SNOWFLAKE_TARGET' });
     workers.push(w);

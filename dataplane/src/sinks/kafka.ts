@@ -5,7 +5,7 @@ import type { Engine } from '../engine.js';
 import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';
 import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
-import { describeKafkaError } from '../systems/kafka/errors.js';
+import { describeKafkaFailure } from '../systems/kafka/errors.js';
 import { targetEngine } from '../target/target-loop.js';
 import type { SinkOpenOptions } from './target-engines.js';
 
@@ -41,10 +41,14 @@ export function toKafkaMessage(r: SinkRecord): Out {
 
 export class KafkaSink implements Sink {
   readonly #producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  /** The bootstrap brokers, as failures name them. */
+  readonly #where: string;
 
   constructor(configuration: Record<string, unknown>, clientId: string, o: SinkOpenOptions) {
+    const connection = kafkaConnection(configuration);
+    this.#where = connection.brokers.join(',');
     this.#producer = new Producer({
-      ...clientOptions(kafkaConnection(configuration), clientId, o.policy),
+      ...clientOptions(connection, clientId, o.policy),
       idempotent: true,
       acks: ProduceAcks.ALL,
       // Target topics are created on first use with the broker's defaults.
@@ -57,7 +61,9 @@ export class KafkaSink implements Sink {
     try {
       await this.#producer.metadata({ topics: [] });
     } catch (e) {
-      throw new Error(`cannot reach the target Kafka cluster: ${describeKafkaError(e)}`, { cause: e });
+      throw new Error(`cannot reach the target Kafka cluster: ${describeKafkaFailure(e, this.#where)}`, {
+        cause: e,
+      });
     }
   }
 
@@ -68,7 +74,7 @@ export class KafkaSink implements Sink {
     try {
       for (const messages of requests) await this.#producer.send({ messages });
     } catch (e) {
-      throw new Error(describeKafkaError(e), { cause: e });
+      throw new Error(describeKafkaFailure(e, this.#where), { cause: e });
     }
   }
 

@@ -191,7 +191,7 @@ describeWithPostgres('Postgres target sink on a real server', () => {
       signal(),
     );
     await expect(failing).rejects.toThrow(
-      /^Writing to "public"\."orders" failed: invalid input syntax for type double precision/,
+      /^Writing to "public"\."orders" failed: PostgreSQL at [^:]+:\d+: invalid input syntax for type double precision/,
     );
     await expect(failing).rejects.not.toThrow(/insert|unnest|select/i);
     expect(await rows('select id::int from orders where id >= 10')).toEqual([]);
@@ -209,7 +209,9 @@ describeWithPostgres('Postgres target sink on a real server', () => {
       ],
       signal(),
     );
-    await expect(failing).rejects.toThrow(/^Writing to "public"\."orders" failed: invalid input syntax/);
+    await expect(failing).rejects.toThrow(
+      /^Writing to "public"\."orders" failed: PostgreSQL at [^:]+:\d+: invalid input syntax/,
+    );
     expect(await rows('select id::int from orders where id in (20, 21)')).toEqual([]);
     await sink.write([upsert('orders', { id: 22, name: 'next', total: 2 })], signal());
     expect(await rows('select name, total from orders where id = 22')).toEqual([{ name: 'next', total: 2 }]);

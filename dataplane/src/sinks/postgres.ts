@@ -3,11 +3,12 @@ import type { CastType, OutboundPolicy } from '@sluice/shared';
 import type { Sink, SinkRecord } from '../contracts.js';
 import {
   connectClient,
-  describePgError,
   pgConfig,
+  pgWhere,
   quoteIdent,
   type PostgresSettings,
 } from '../systems/postgres/connection.js';
+import { describePgFailure } from '../systems/postgres/errors.js';
 import { ddlFor, plannedTypes, qualified, type TableRef } from './postgres-ddl.js';
 
 // The POSTGRES_TARGET sink. One batch = one transaction: the DDL it needs
@@ -157,7 +158,9 @@ class PostgresSink implements Sink {
       if (signal.aborted)
         throw signal.reason instanceof Error ? signal.reason : new Error('The write was aborted');
       if (error instanceof PostgresSinkError) throw error;
-      throw new PostgresSinkError(`Writing to ${qualified(current)} failed: ${describePgError(error)}`);
+      throw new PostgresSinkError(
+        `Writing to ${qualified(current)} failed: ${describePgFailure(error, pgWhere(this.settings))}`,
+      );
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -183,9 +186,7 @@ class PostgresSink implements Sink {
       c.on('error', () => this.drop(c));
       return c;
     }).catch((error: unknown) => {
-      throw new PostgresSinkError(
-        `Cannot connect to PostgreSQL at ${this.settings.host}:${this.settings.port ?? 5432}: ${describePgError(error)}`,
-      );
+      throw new PostgresSinkError(describePgFailure(error, pgWhere(this.settings)));
     });
     this.client = client;
     this.prepared.clear();

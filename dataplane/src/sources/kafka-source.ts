@@ -4,7 +4,7 @@ import { isOutboundRefusal } from '../systems/kafka/broker-policy.js';
 import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
-import { describeKafkaError } from '../systems/kafka/errors.js';
+import { describeKafkaFailure } from '../systems/kafka/errors.js';
 
 // KAFKA_SOURCE: the source topic is itself the change stream (spec; docs/
 // data-plane.md), so this worker copies nothing. It proves the connection and
@@ -30,10 +30,9 @@ export const kafkaSourceEngine: Engine = {
       await client.metadata({ topics, autocreateTopics: false, forceUpdate: true });
     } catch (e) {
       await client.close().catch(() => undefined);
-      throw new Error(
-        `cannot read the source topics from ${conn.brokers.join(',')}: ${describeKafkaError(e)}`,
-        { cause: e },
-      );
+      throw new Error(`cannot read the source topics: ${describeKafkaFailure(e, conn.brokers.join(','))}`, {
+        cause: e,
+      });
     }
 
     const r = ctx.metrics;
@@ -66,7 +65,7 @@ export const kafkaSourceEngine: Engine = {
         // A partition leader the outbound policy refuses stays refused: the connector fails.
         if (isOutboundRefusal(e)) {
           throw new Error(
-            `cannot read the source topics from ${conn.brokers.join(',')}: ${describeKafkaError(e)}`,
+            `cannot read the source topics: ${describeKafkaFailure(e, conn.brokers.join(','))}`,
             {
               cause: e,
             },
@@ -74,7 +73,9 @@ export const kafkaSourceEngine: Engine = {
         }
         // A broker restart is not the connector's failure: report and poll again.
         polls.inc();
-        ctx.log('warn', 'reading the source topics offsets failed', { reason: describeKafkaError(e) });
+        ctx.log('warn', 'reading the source topics offsets failed', {
+          reason: describeKafkaFailure(e, conn.brokers.join(',')),
+        });
       }
     };
     try {

@@ -3,12 +3,13 @@ import { cdcNames, type OutboundPolicy } from '@sluice/shared';
 import { changeEvent, type ChangeEvent, type ChangeOp } from '../contracts.js';
 import {
   connectClient,
-  describePgError,
   pgConfig,
+  pgWhere,
   quoteIdent,
   quoteLiteral,
   type PostgresSettings,
 } from '../systems/postgres/connection.js';
+import { describePgFailure } from '../systems/postgres/errors.js';
 import {
   formatLsn,
   parseFrame,
@@ -107,9 +108,7 @@ function connector(settings: PostgresSettings, policy: OutboundPolicy | undefine
         replication ? ({ ...config, replication: 'database' } as pg.ClientConfig) : config,
       );
     }).catch((error: unknown) => {
-      throw new PostgresCdcError(
-        `Cannot connect to PostgreSQL at ${settings.host}:${settings.port ?? 5432}: ${describePgError(error)}`,
-      );
+      throw new PostgresCdcError(describePgFailure(error, pgWhere(settings)));
     });
 }
 
@@ -223,7 +222,17 @@ export async function startPostgresCdc(
       acked = snapshot.lsn;
       options.log?.('info', `created replication slot ${slot} at ${row.consistent_point}`);
     }
-    const run = new Capture(admin, replication, options, byEntry, slot, publication, acked, signal);
+    const run = new Capture(
+      admin,
+      replication,
+      options,
+      byEntry,
+      slot,
+      publication,
+      acked,
+      signal,
+      pgWhere(settings),
+    );
     const done = (async () => {
       if (snapshot) {
         await run.snapshot(snapshot.name, snapshot.lsn, tables);
@@ -241,7 +250,7 @@ export async function startPostgresCdc(
     await admin.end().catch(() => undefined);
     if (error instanceof PostgresCdcError) throw error;
     throw new PostgresCdcError(
-      `Starting the capture of ${settings.database} failed: ${describePgError(error)}`,
+      `Starting the capture of ${settings.database} failed: ${describePgFailure(error, pgWhere(settings))}`,
     );
   }
 }
@@ -301,6 +310,8 @@ class Capture {
     private readonly publication: string,
     acked: bigint,
     private readonly signal: AbortSignal,
+    /** The server, as messages name it (`host:port`). */
+    private readonly where: string,
   ) {
     this.acked = acked;
   }
@@ -401,7 +412,9 @@ class Capture {
         started.then(() => Promise.reject(new Error('The server ended replication'))),
       ]);
     } catch (error) {
-      throw new PostgresCdcError(`Replication from slot ${this.slot} stopped: ${describePgError(error)}`);
+      throw new PostgresCdcError(
+        `Replication from slot ${this.slot} stopped: ${describePgFailure(error, this.where)}`,
+      );
     }
     // Stopping: the last acknowledgement, then end the copy so the server records it before the session ends.
     // No more input; finish what was received (a transaction's commit may be
@@ -581,7 +594,7 @@ export async function dropPostgresCdc(
   } catch (error) {
     if (error instanceof PostgresCdcError) throw error;
     throw new PostgresCdcError(
-      `Dropping the capture of ${settings.database} failed: ${describePgError(error)}`,
+      `Dropping the capture of ${settings.database} failed: ${describePgFailure(error, pgWhere(settings))}`,
     );
   } finally {
     await client.end().catch(() => undefined);

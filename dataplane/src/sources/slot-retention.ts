@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { cdcNames, type OutboundPolicy } from '@sluice/shared';
-import { describePgError, openSession } from '../systems/postgres/connection.js';
+import { openSession, pgWhere } from '../systems/postgres/connection.js';
+import { describePgFailure } from '../systems/postgres/errors.js';
 import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
 
 // How much WAL the connector's replication slot makes the source server keep:
@@ -39,7 +40,7 @@ export async function measureSlotRetention(
     return { slot, retainedWalBytes: bytes == null ? null : Math.max(0, Number(bytes)) };
   } catch (error) {
     throw new PostgresCdcError(
-      `Measuring replication slot ${slot} on ${settings.host}:${settings.port ?? 5432} failed: ${describePgError(error)}`,
+      `Measuring replication slot ${slot} failed: ${describePgFailure(error, pgWhere(settings))}`,
     );
   } finally {
     await client?.end().catch(() => undefined);

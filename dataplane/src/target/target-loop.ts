@@ -15,7 +15,8 @@ import {
   type KafkaConnection,
 } from '../systems/kafka/connection.js';
 import { isOutboundRefusal } from '../systems/kafka/broker-policy.js';
-import { describeKafkaError } from '../systems/kafka/errors.js';
+import { describeKafkaFailure } from '../systems/kafka/errors.js';
+import { SystemFailure } from '../systems/failure.js';
 import { positiveSetting } from '../settings.js';
 import { unknownTopicIn } from '../systems/kafka/topic-partitions.js';
 import { workerOutboundPolicy } from '../outbound.js';
@@ -197,7 +198,9 @@ async function startGroup(
     await consumer.metadata({ topics, autocreateTopics: false }).catch((e: unknown) => {
       const missing = unknownTopicIn(e);
       if (missing === undefined) throw e;
-      throw new Error(`topic ${missing} does not exist on ${g.connection.brokers.join(',')}`, { cause: e });
+      throw new SystemFailure(`topic ${missing} does not exist on ${g.connection.brokers.join(',')}`, {
+        cause: e,
+      });
     });
     stream = await consumer.consume({
       topics,
@@ -216,7 +219,7 @@ async function startGroup(
   } catch (e) {
     await close();
     throw new Error(
-      `cannot consume ${topics.join(', ')} from ${g.connection.brokers.join(',')}: ${describeKafkaError(e)}`,
+      `cannot consume ${topics.join(', ')}: ${describeKafkaFailure(e, g.connection.brokers.join(','))}`,
       { cause: e },
     );
   }
@@ -260,7 +263,9 @@ async function startGroup(
     else lingerIfWaiting();
   });
   active.once('error', (e: unknown) => {
-    failure = new Error(`the stream of ${topics.join(', ')} failed: ${describeKafkaError(e)}`);
+    failure = new Error(
+      `the stream of ${topics.join(', ')} failed: ${describeKafkaFailure(e, g.connection.brokers.join(','))}`,
+    );
     wakeUp();
   });
   signal.addEventListener('abort', wakeUp, { once: true });
@@ -506,7 +511,7 @@ export async function commit(
     });
   } catch (e) {
     // Not fatal: these messages come again after a restart or rebalance (at-least-once).
-    ctx.log('warn', 'committing offsets failed', { reason: describeKafkaError(e) });
+    ctx.log('warn', 'committing offsets failed', { reason: describeKafkaFailure(e, 'the stream broker') });
   }
   return false;
 }

@@ -7,7 +7,8 @@ import {
   type KafkaConnection,
 } from './connection.js';
 import { byLeader, fetchFromLeaders } from './fetch.js';
-import { describeKafkaFailure, PreflightFailure, withDeadline } from '../probe-failure.js';
+import { SystemFailure, withDeadline } from '../failure.js';
+import { describeKafkaFailure } from './errors.js';
 
 // Pre-flight checks of a Kafka cluster (spec 4.5, KAFKA_SOURCE; the BYOK
 // broker of an environment): the workers' connection settings
@@ -51,7 +52,7 @@ export function kafkaProbeOptions(
   try {
     base = clientOptions(conn, 'sluice-preflight', policy);
   } catch (e) {
-    throw new PreflightFailure((e as Error).message);
+    throw new SystemFailure((e as Error).message);
   }
   return {
     ...base,
@@ -61,7 +62,7 @@ export function kafkaProbeOptions(
   };
 }
 
-/** Connects with the settings and reads the cluster's metadata; throws a PreflightFailure-worthy error. */
+/** Connects with the settings and reads the cluster's metadata; throws a SystemFailure-worthy error. */
 async function withCluster<T>(
   config: Record<string, unknown>,
   opts: KafkaCheckOptions,
@@ -70,7 +71,7 @@ async function withCluster<T>(
   const conn = kafkaConnection(config);
   const where = conn.brokers.join(',') || 'the configured brokers';
   try {
-    if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
+    if (conn.brokers.length === 0) throw new SystemFailure('No Kafka bootstrap servers are configured');
     // A consumer lists offsets and fetches without joining a group: nothing is left on the cluster.
     const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
       ...kafkaProbeOptions(conn, opts.policy, opts.timeoutMs),
@@ -82,7 +83,7 @@ async function withCluster<T>(
       await client.close(true).catch(() => undefined);
     }
   } catch (e) {
-    throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
+    throw new SystemFailure(describeKafkaFailure(e, where), { cause: e });
   }
 }
 
@@ -109,7 +110,7 @@ export async function listKafkaTopics(
   const conn = kafkaConnection(config);
   const where = conn.brokers.join(',') || 'the configured brokers';
   try {
-    if (conn.brokers.length === 0) throw new PreflightFailure('No Kafka bootstrap servers are configured');
+    if (conn.brokers.length === 0) throw new SystemFailure('No Kafka bootstrap servers are configured');
     const admin = new Admin(kafkaProbeOptions(conn, opts.policy, opts.timeoutMs));
     try {
       return await withDeadline(
@@ -125,7 +126,7 @@ export async function listKafkaTopics(
       await admin.close().catch(() => undefined);
     }
   } catch (e) {
-    throw new PreflightFailure(describeKafkaFailure(e, where), { cause: e });
+    throw new SystemFailure(describeKafkaFailure(e, where), { cause: e });
   }
 }
 
@@ -170,7 +171,7 @@ export async function fetchRecentKafkaMessages(
 ): Promise<RawKafkaMessage[]> {
   const limit = Math.max(1, Math.floor(opts.limit));
   return withCluster(config, opts, async (client, conn) => {
-    const missing = () => new PreflightFailure(`Topic ${topic} does not exist on ${conn.brokers.join(',')}`);
+    const missing = () => new SystemFailure(`Topic ${topic} does not exist on ${conn.brokers.join(',')}`);
     const meta = await client
       .metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true })
       .catch((e: unknown) => {

@@ -1,6 +1,7 @@
 import { connect as netConnect, isIP } from 'node:net';
 import mysql, { type SslOptions as TlsOptions } from 'mysql2/promise';
-import { describeMysqlFailure, PreflightFailure, refuseSshTunnel, withDeadline } from '../probe-failure.js';
+import { SystemFailure, refuseSshTunnel, withDeadline } from '../failure.js';
+import { describeMysqlFailure } from './errors.js';
 import type { ColumnInfo, PgCheckOptions, TableInfo } from '../postgres/probes.js';
 
 // Pre-flight checks of a MySQL or MariaDB source (spec 4.5): log in, list
@@ -35,7 +36,7 @@ function tlsFor(config: Config): TlsOptions | undefined {
 
 /**
  * Runs `fn` on a short-lived connection; any failure becomes a
- * PreflightFailure with one sentence for the user. `preferred` falls back to
+ * SystemFailure with one sentence for the user. `preferred` falls back to
  * a plain connection only when the server offers no TLS at all.
  */
 export async function withMysql<T>(
@@ -80,7 +81,7 @@ export async function withMysql<T>(
     conn.on('error', () => undefined);
     return await withDeadline(fn(conn), opts.timeoutMs, `${engine} at ${where}`);
   } catch (e) {
-    throw new PreflightFailure(describeMysqlFailure(e, engine, where), { cause: e });
+    throw new SystemFailure(describeMysqlFailure(e, engine, where), { cause: e });
   } finally {
     await conn?.end().catch(() => conn?.destroy());
   }
@@ -173,7 +174,7 @@ export async function fetchMysqlSchema(
   });
   const unqualified = split.find((s) => s.schema === undefined);
   if (unqualified) {
-    throw new PreflightFailure(
+    throw new SystemFailure(
       `"${unqualified.name}" names no database: write it "database.table" or set the connection's database`,
     );
   }

@@ -6,7 +6,7 @@ import {
   type OracleSession,
   type OracleSettings,
 } from './connection.js';
-import { PreflightFailure, withDeadline } from '../probe-failure.js';
+import { SystemFailure, withDeadline } from '../failure.js';
 
 // check-credentials of an ORACLE_TARGET (spec 4.5): the worker's connection
 // (dataplane/src/systems/oracle/connection.ts: node-oracledb in thin mode, the
@@ -53,7 +53,7 @@ export async function checkOracle(
         });
         if (abandoned) {
           await opened.close().catch(() => undefined);
-          throw new PreflightFailure(`No answer from Oracle at ${where} in time`);
+          throw new SystemFailure(`No answer from Oracle at ${where} in time`);
         }
         session = opened;
         const privileges = (
@@ -72,8 +72,8 @@ export async function checkOracle(
     );
   } catch (e) {
     abandoned = true;
-    if (e instanceof PreflightFailure) throw e;
-    throw new PreflightFailure(describeOracleError(e, where, session ? 'session' : 'connect'), {
+    if (e instanceof SystemFailure) throw e;
+    throw new SystemFailure(describeOracleError(e, where, session ? 'session' : 'connect'), {
       cause: e,
     });
   } finally {

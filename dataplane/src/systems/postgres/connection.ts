@@ -1,7 +1,7 @@
 import { Socket, isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
-import { oneLine, type OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared';
 
 // Connection settings of a PostgreSQL source or target, as the worker has them
 // once the framework resolved the secret references (a plain password), turned
@@ -26,6 +26,10 @@ export interface PostgresSettings {
 
 /** Session settings every Sluice connection runs with (see the file comment). */
 const SESSION_OPTIONS = '-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601';
+
+/** How a server is named in messages: `host:port`. */
+export const pgWhere = (settings: Pick<PostgresSettings, 'host' | 'port'>) =>
+  `${settings.host}:${settings.port ?? 5432}`;
 
 /**
  * The node-postgres configuration of `settings`. With a `policy`, the TCP
@@ -140,18 +144,4 @@ export function quoteIdent(name: string): string {
 export function quoteLiteral(value: string): string {
   if (value.includes('\0')) throw new Error('A literal cannot contain a NUL character');
   return `'${value.replace(/'/g, "''")}'`;
-}
-
-/**
- * A one-line message for an error from the server or the network: the
- * server's message and SQLSTATE, never the statement, its parameters or a
- * stack trace.
- */
-export function describePgError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const e = error as Error & { code?: string; column?: string; table?: string };
-  const first = oneLine(e);
-  const where = e.column ? ` (column "${e.column}")` : '';
-  const code = e.code && /^[0-9A-Z]{5}$/.test(e.code) ? `, SQLSTATE ${e.code}` : e.code ? ` (${e.code})` : '';
-  return `${first}${where}${code}`;
 }

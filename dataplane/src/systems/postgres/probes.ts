@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared';
 import { openSession, type PostgresSettings } from './connection.js';
-import { describePgFailure, PreflightFailure, refuseSshTunnel } from '../probe-failure.js';
+import { SystemFailure, refuseSshTunnel } from '../failure.js';
+import { describePgFailure } from './errors.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
 // connection (dataplane/src/systems/postgres/connection.ts: policy-checked
@@ -44,7 +45,7 @@ function settingsOf(config: Record<string, unknown>): PostgresSettings {
 
 /**
  * Runs `fn` on a short-lived connection (the checks' deadlines); any failure
- * becomes a PreflightFailure with one sentence for the user. Also the
+ * becomes a SystemFailure with one sentence for the user. Also the
  * subscription preview's connection to a source or target.
  */
 export async function withPg<T>(
@@ -65,7 +66,7 @@ export async function withPg<T>(
     });
     return await fn(client);
   } catch (e) {
-    throw new PreflightFailure(describePgFailure(e, where), { cause: e });
+    throw new SystemFailure(describePgFailure(e, where), { cause: e });
   } finally {
     await client?.end().catch(() => undefined);
   }

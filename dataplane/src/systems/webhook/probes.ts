@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
-import { describeNetworkCode, PreflightFailure } from '../probe-failure.js';
+import { describeNetworkCode, SystemFailure } from '../failure.js';
 
 // check-credentials of a WEBHOOK_TARGET (spec 4.5). It must not deliver
 // anything: a receiver would take any POST for a batch of rows. So the check
@@ -46,13 +46,13 @@ export function checkWebhook(
   try {
     url = new URL(String(config.url ?? ''));
   } catch {
-    return Promise.reject(new PreflightFailure('The webhook URL is not a valid URL'));
+    return Promise.reject(new SystemFailure('The webhook URL is not a valid URL'));
   }
   const where = url.host;
   try {
     opts.policy.assertHost(url.hostname);
   } catch (e) {
-    return Promise.reject(new PreflightFailure((e as Error).message));
+    return Promise.reject(new SystemFailure((e as Error).message));
   }
   const headers: Record<string, string> = {
     'User-Agent': 'Sluice-Webhook/1 (pre-flight)',
@@ -89,23 +89,21 @@ export function checkWebhook(
       },
     );
     const deadline = setTimeout(
-      () => req.destroy(new PreflightFailure(`No answer from ${where} within the time limit`)),
+      () => req.destroy(new SystemFailure(`No answer from ${where} within the time limit`)),
       opts.timeoutMs,
     );
-    req.on('timeout', () =>
-      req.destroy(new PreflightFailure(`No answer from ${where} within the time limit`)),
-    );
+    req.on('timeout', () => req.destroy(new SystemFailure(`No answer from ${where} within the time limit`)));
     req.on('close', () => clearTimeout(deadline));
     req.on('error', (e: Error & { code?: string }) => {
       clearTimeout(deadline);
-      if (e instanceof PreflightFailure) return reject(e);
-      if (e instanceof OutboundAddressDeniedError) return reject(new PreflightFailure(e.message));
+      if (e instanceof SystemFailure) return reject(e);
+      if (e instanceof OutboundAddressDeniedError) return reject(new SystemFailure(e.message));
       const said = describeNetworkCode(e.code, where);
-      if (said) return reject(new PreflightFailure(said));
+      if (said) return reject(new SystemFailure(said));
       if (/certificate|self[- ]signed|SSL|TLS/i.test(e.message)) {
-        return reject(new PreflightFailure(`The TLS connection to ${where} failed: ${oneLine(e)}`));
+        return reject(new SystemFailure(`The TLS connection to ${where} failed: ${oneLine(e)}`));
       }
-      reject(new PreflightFailure(`The webhook at ${where} could not be reached (${e.code ?? oneLine(e)})`));
+      reject(new SystemFailure(`The webhook at ${where} could not be reached (${e.code ?? oneLine(e)})`));
     });
     req.end();
   });

@@ -15,7 +15,7 @@ import { resolveSecretFields, type StoredConnector } from '../../connections/sto
 import { badRequest, HttpError, invalid, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
-import { PreflightFailure } from '@sluice/dataplane';
+import { SystemFailure } from '@sluice/dataplane';
 import { checkKafka, fetchKafkaMessages, listKafkaTopics } from '@sluice/dataplane';
 import { checkMysql, fetchMysqlSchema, listMysqlTables } from '@sluice/dataplane';
 import { checkOracle } from '@sluice/dataplane';
@@ -159,7 +159,7 @@ export async function checkCredentials(
         throw notImplemented(`check-credentials of ${def.type} is not supported by this version of Sluice`);
     }
   } catch (e) {
-    if (e instanceof PreflightFailure) return { ok: false, message: e.message };
+    if (e instanceof SystemFailure) return { ok: false, message: e.message };
     throw e;
   }
 }
@@ -169,7 +169,7 @@ async function answer<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof PreflightFailure) throw badRequest(e.message);
+    if (e instanceof SystemFailure) throw badRequest(e.message);
     throw e;
   }
 }
@@ -306,7 +306,7 @@ export async function checkByok(ctx: GatewayContext, body: Config): Promise<Chec
       details: r,
     };
   } catch (e) {
-    if (e instanceof PreflightFailure) return { ok: false, message: e.message };
+    if (e instanceof SystemFailure) return { ok: false, message: e.message };
     throw e;
   }
 }

@@ -22,7 +22,7 @@ import {
   subscriptionObjects,
 } from '../connectors/worker-config.js';
 import { loadPipeline } from '../pipelines/pipelines.service.js';
-import { PreflightFailure } from '@sluice/dataplane';
+import { SystemFailure } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { loadSubscription } from '../subscriptions/subscriptions.service.js';
 import { fetchedMessages, givenMessages, type PreviewMessages } from './preview.source.js';
@@ -44,7 +44,7 @@ async function upstream<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof PreflightFailure) throw new HttpError(502, e.message);
+    if (e instanceof SystemFailure) throw new HttpError(502, e.message);
     throw e;
   }
 }

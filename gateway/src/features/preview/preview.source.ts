@@ -7,7 +7,7 @@ import {
   type TableKey,
 } from '@sluice/dataplane';
 import { OutboundPolicy, type PreviewSourceKind, type WorkerConfig } from '@sluice/shared';
-import { PreflightFailure } from '@sluice/dataplane';
+import { SystemFailure } from '@sluice/dataplane';
 import { fetchRecentKafkaMessages, type RawKafkaMessage } from '@sluice/dataplane';
 import { withPg } from '@sluice/dataplane';
 
@@ -102,7 +102,7 @@ export async function fetchedMessages(
   o: PreviewSourceOptions,
 ): Promise<PreviewMessages> {
   if (sub.stream.kind === 'kafka') {
-    // The user's cluster: the gateway's address policy applies (PreflightFailure → 502).
+    // The user's cluster: the gateway's address policy applies (SystemFailure → 502).
     const raw = await fetchRecentKafkaMessages(source.configuration, sub.topic, o);
     return {
       kind: 'stream',
@@ -137,7 +137,7 @@ export async function fetchedMessages(
       }
       warnings.push(`The change stream ${sub.topic} has no messages yet (never started?)`);
     } catch (e) {
-      const why = e instanceof PreflightFailure ? e.message : 'it could not be read';
+      const why = e instanceof SystemFailure ? e.message : 'it could not be read';
       warnings.push(
         /does not exist/.test(why)
           ? `The change stream ${sub.topic} does not exist yet (never started)`
@@ -146,7 +146,7 @@ export async function fetchedMessages(
     }
   }
   if (source.connectorType !== 'POSTGRES_SOURCE') {
-    throw new PreflightFailure(
+    throw new SystemFailure(
       `${warnings.join('; ')}; sampling a ${source.connectorType} table is not supported by this version of Sluice`,
     );
   }
