@@ -26,7 +26,7 @@ import { secretRoutes } from './features/secrets/secrets.routes.js';
 import { smtRoutes } from './features/smt/smt.routes.js';
 import { teamRoutes } from './features/teams/teams.routes.js';
 import { userRoutes } from './features/users/users.routes.js';
-import { taskRoutes } from './features/warehouses/tasks.routes.js';
+import { taskRoutes } from './features/warehouse-tasks/warehouse-tasks.routes.js';
 import { warehouseRoutes } from './features/warehouses/warehouses.routes.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';

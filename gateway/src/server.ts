@@ -15,7 +15,7 @@ import {
   type WorkerConfig,
 } from '@sluice/shared';
 import { buildApp } from './app.js';
-import { workerEnvFor } from './features/connectors/worker-config.js';
+import { workerEnvFor } from './features/connectors/connectors.worker-config.js';
 import { attachWebSockets } from './features/logs/logs.socket.js';
 import { CatalogStore } from './catalog/store.js';
 import { purgeExpired } from './auth/auth.repository.js';
@@ -25,13 +25,13 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { GatewayContext } from './context.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
-import { ensureAdmin } from './features/users/bootstrap.js';
+import { ensureAdmin } from './features/users/users.bootstrap.js';
 import { createMailer } from './mail/mailer.js';
 import { MirrorSync } from './mirror/sync.js';
-import { releaseOnDeletion } from './features/connectors/capture-release.js';
-import { tokenSource, warehouseHttpOptions } from './features/warehouses/engine.js';
-import { TaskScheduler } from './features/warehouses/scheduler.js';
-import { SlotMonitor } from './features/monitoring/slot-monitor.js';
+import { releaseOnDeletion } from './features/connectors/connectors.capture-release.js';
+import { tokenSource, warehouseHttpOptions } from './features/warehouses/warehouses.engine.js';
+import { TaskScheduler } from './features/warehouse-tasks/warehouse-tasks.scheduler.js';
+import { SlotMonitor } from './features/monitoring/monitoring.runner.js';
 import { autoBackfills } from './features/backfills/backfills.auto.js';
 import { backfillRunner, stopBackfillRunner } from './features/backfills/backfills.runner.js';
 import { deletionRunner, stopDeletionRunner } from './features/deletions/deletions.runner.js';

@@ -11,7 +11,7 @@ import {
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { SlotMonitor } from '../src/features/monitoring/slot-monitor.js';
+import { SlotMonitor } from '../src/features/monitoring/monitoring.runner.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 // Monitoring (and the schema) as a user sees it, on real components: a PostgreSQL →

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { TaskScheduler } from '../src/features/warehouses/scheduler.js';
+import { TaskScheduler } from '../src/features/warehouse-tasks/warehouse-tasks.scheduler.js';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { createWarehouse, startStandIn, warehouseEnv, type DatabricksStandIn } from './warehouse-fixtures.js';

@@ -23,7 +23,7 @@ import {
   MissingObjectError,
   resolvedWorkerConfig,
   subscriptionObjects,
-} from '../connectors/worker-config.js';
+} from '../connectors/connectors.worker-config.js';
 import { kafkaProbeOptions as kafkaClientOptions } from '@sluice/dataplane';
 import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '@sluice/dataplane';
 import { outboundPolicy } from '../../connections/outbound.js';

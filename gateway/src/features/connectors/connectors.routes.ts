@@ -11,7 +11,7 @@ import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as connectors from './connectors.service.js';
-import { connectorWorkerConfig } from './worker-config.js';
+import { connectorWorkerConfig } from './connectors.worker-config.js';
 
 const tag = 'connectors';
 const forbidden403 = { description: 'Not a member of the owning team' };

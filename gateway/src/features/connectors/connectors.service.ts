@@ -23,7 +23,7 @@ import {
 } from '@sluice/shared';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
-import { releaseForDelete } from './capture-release.js';
+import { releaseForDelete } from './connectors.capture-release.js';
 import {
   managedSecretName,
   missingReferences,

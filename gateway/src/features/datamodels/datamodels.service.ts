@@ -17,10 +17,10 @@ import type { GatewayContext } from '../../context.js';
 import { toIso } from '../../db/timestamps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { retainedWalRead } from '../monitoring/slot-retention.service.js';
+import { retainedWalRead } from '../monitoring/monitoring.service.js';
 import { findVersion } from '../schemas/schemas.repository.js';
-import { discoveredSchema } from './schema-discovery.js';
-import { schemaFields } from './schema-fields.js';
+import { discoveredSchema } from './datamodels.discovery.js';
+import { schemaFields } from './datamodels.fields.js';
 import { toDataModelRead, toMonitoringRead } from './datamodels.mapper.js';
 import * as repo from './datamodels.repository.js';
 

@@ -1,9 +1,9 @@
 import { NotFoundError, type ConnectorResource, type DeletionObjectKind } from '@sluice/shared';
 import { managedSecretName } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';
-import { releaseForDelete } from '../connectors/capture-release.js';
+import { releaseForDelete } from '../connectors/connectors.capture-release.js';
 import { deleteSubscriptionObjects } from '../subscriptions/subscriptions.service.js';
-import { deleteTasksOf } from '../warehouses/tasks.repository.js';
+import { deleteTasksOf } from '../warehouse-tasks/warehouse-tasks.repository.js';
 
 // How each object of a deleted team goes: through the same delete paths as
 // the API's own deletes, without their "in use" refusals (everything that
@@ -34,7 +34,7 @@ export async function deleteObject(ctx: GatewayContext, kind: DeletionObjectKind
  * The API's connector delete (its data models are gone by this step), read
  * from the cluster: the API's reads no longer show a connector of a deleted
  * team. A PostgreSQL source's capture is resolved before its secret goes and
- * dropped after the connector (capture-release.ts); the operator's finalizer
+ * dropped after the connector (connectors.capture-release.ts); the operator's finalizer
  * stops the worker meanwhile, and the drop waits for it to let go of the slot.
  */
 async function deleteConnector(ctx: GatewayContext, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import { SLUICE_VERSION, StatusBody } from '@sluice/shared';
 import { sql } from 'kysely';
 import type { GatewayContext } from '../../context.js';
 import { ok, route, type AnyRoute, type Reply } from '../../http/route.js';
-import { clusterProbe } from './cluster-probe.js';
+import { clusterProbe } from './health.cluster-probe.js';
 
 const tag = 'health';
 const Unavailable = { description: 'A dependency is down', schema: StatusBody };

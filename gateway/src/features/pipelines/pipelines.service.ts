@@ -37,7 +37,7 @@ import { offsetOf, pageOf } from '../../http/pagination.js';
 import { connectorUsers } from '../connectors/connectors.repository.js';
 import { deleteConnectorObjects } from '../connectors/connectors.service.js';
 import { deleteSubscriptionObjects } from '../subscriptions/subscriptions.service.js';
-import { retainedWalRead } from '../monitoring/slot-retention.service.js';
+import { retainedWalRead } from '../monitoring/monitoring.service.js';
 import {
   toPipelineConfiguration,
   toPipelineRead,

@@ -20,7 +20,7 @@ import {
   MissingObjectError,
   resolvedWorkerConfig,
   subscriptionObjects,
-} from '../connectors/worker-config.js';
+} from '../connectors/connectors.worker-config.js';
 import { loadPipeline } from '../pipelines/pipelines.service.js';
 import { SystemFailure } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';

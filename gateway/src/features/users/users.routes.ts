@@ -14,7 +14,7 @@ import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import { toUserRead } from './users.mapper.js';
-import * as transfer from './transfer.service.js';
+import * as transfer from '../transfer/transfer.service.js';
 import * as users from './users.service.js';
 
 const tag = 'users';

@@ -11,7 +11,6 @@ import { passwordPatch, setPassword } from '../auth/auth.service.js';
 import { addEnvMember, findEnvMembership, findEnvWithMembership } from '../envs/envs.repository.js';
 import { addTeamMembers } from '../teams/teams.repository.js';
 import { toOtherUserRead, toUserRead } from './users.mapper.js';
-import * as sat from './service-accounts.repository.js';
 import * as repo from './users.repository.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { toIso } from '../../db/timestamps.js';
@@ -183,7 +182,7 @@ export async function createServiceAccountToken(
     });
     await addEnvMember(trx, sa.id, envId, false);
     if (body.team_id) await addTeamMembers(trx, body.team_id, [sa.id], false);
-    return sat.insertServiceAccountToken(trx, {
+    return repo.insertServiceAccountToken(trx, {
       id,
       name,
       owner_id: p.user.id,
@@ -197,7 +196,7 @@ export async function createServiceAccountToken(
   return { ...toServiceAccountToken(row), access_token: t.token, token_type: 'bearer' as const };
 }
 
-function toServiceAccountToken(r: sat.ServiceAccountTokenRow) {
+function toServiceAccountToken(r: repo.ServiceAccountTokenRow) {
   return {
     id: r.id,
     name: r.name,
@@ -211,7 +210,7 @@ function toServiceAccountToken(r: sat.ServiceAccountTokenRow) {
 }
 
 export async function listServiceAccountTokens(ctx: GatewayContext, p: Principal) {
-  return (await sat.listServiceAccountTokens(ctx.db, p.user.id)).map(toServiceAccountToken);
+  return (await repo.listServiceAccountTokens(ctx.db, p.user.id)).map(toServiceAccountToken);
 }
 
 export async function revokeServiceAccountToken(
@@ -219,11 +218,11 @@ export async function revokeServiceAccountToken(
   p: Principal,
   id: string,
 ): Promise<void> {
-  const row = await sat.findServiceAccountToken(ctx.db, id);
+  const row = await repo.findServiceAccountToken(ctx.db, id);
   if (!row) throw notFound('Service-account token not found');
   if (row.owner_id !== p.user.id && !p.user.is_superuser) throw forbidden('This token is not yours');
   await ctx.db.transaction().execute(async (trx) => {
-    await sat.markServiceAccountTokenRevoked(trx, id);
+    await repo.markServiceAccountTokenRevoked(trx, id);
     await repo.updateUser(trx, row.user_id, { is_active: false });
   });
 }

@@ -39,8 +39,8 @@ import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { deleteTasksOf } from './tasks.repository.js';
-import { engineClient, resolveToken, tokenSource } from './engine.js';
+import { deleteTasksOf } from '../warehouse-tasks/warehouse-tasks.repository.js';
+import { engineClient, resolveToken, tokenSource } from './warehouses.engine.js';
 import * as repo from './warehouses.repository.js';
 import { TOKEN_FIELD, toWarehouseRead } from './warehouses.mapper.js';
 

@@ -1,6 +1,6 @@
 import type { TaskRead, TaskRunRead } from '@sluice/shared';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
-import type { RunRow, TaskRow } from './tasks.repository.js';
+import type { RunRow, TaskRow } from './warehouse-tasks.repository.js';
 
 export function toRunRead(r: RunRow): TaskRunRead {
   return {

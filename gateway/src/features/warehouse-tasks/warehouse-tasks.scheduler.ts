@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { GatewayContext } from '../../context.js';
 import { Ticker } from '../../ticker.js';
-import { nextRunAfter } from './schedule.js';
-import { executeRun } from './task-runner.js';
-import { claimDue, failAbandonedRuns, type RunRow } from './tasks.repository.js';
+import { nextRunAfter } from './warehouse-tasks.schedule.js';
+import { executeRun } from './warehouse-tasks.runner.js';
+import { claimDue, failAbandonedRuns, type RunRow } from './warehouse-tasks.repository.js';
 
 /**
  * The scheduler of warehouse tasks (docs/warehouses.md, "Scheduler"). Every

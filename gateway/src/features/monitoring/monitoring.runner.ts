@@ -1,7 +1,7 @@
 import type { GatewayContext } from '../../context.js';
 import { Ticker } from '../../ticker.js';
 import { unreadPostgresSources } from './monitoring.repository.js';
-import { unreadSlotStatus } from './slot-retention.service.js';
+import { unreadSlotStatus } from './monitoring.service.js';
 
 // Measures the slots of PostgreSQL sources no worker reads, every monitoring
 // interval, so a paused pipeline's retained WAL is current (and the operator

@@ -5,7 +5,7 @@ import { fetchKafkaMessages } from '@sluice/dataplane';
 import { fetchPostgresSchema } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
-import { inferFields } from './schema-inference.js';
+import { inferFields } from './datamodels.inference.js';
 
 // The schema of a data model, discovered by the gateway when it is asked
 // for (GET /datamodels/{id}/schema): a PostgreSQL source's table from the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { inferFields } from './schema-inference.js';
+import { inferFields } from './datamodels.inference.js';
 
 describe('inferFields (schema of a Kafka topic from its messages)', () => {
   it('names nested fields by mapper path, with types and nullability from every message', () => {

@@ -3,9 +3,9 @@ import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { splitBrokerSecret, toEnvRead } from '../envs/envs.mapper.js';
-import { toUserRead } from './users.mapper.js';
+import { toUserRead } from '../users/users.mapper.js';
 import * as repo from './transfer.repository.js';
-import { unusablePassword } from './users.service.js';
+import { unusablePassword } from '../users/users.service.js';
 import { recordDroppedTeams, startDeletions } from '../deletions/deletions.service.js';
 
 export async function exportAll(ctx: GatewayContext): Promise<ExportData> {

@@ -1,8 +1,8 @@
 import { SecretNotFoundError, runStatement, warehouseIdOf, type WarehouseResource } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
-import { engineClient, resolveToken } from './engine.js';
-import { deleteTask, finishRun, type RunRow, type TaskRow } from './tasks.repository.js';
-import { engineError } from './warehouses.service.js';
+import { engineClient, resolveToken } from '../warehouses/warehouses.engine.js';
+import { deleteTask, finishRun, type RunRow, type TaskRow } from './warehouse-tasks.repository.js';
+import { engineError } from '../warehouses/warehouses.service.js';
 
 /**
  * Runs a claimed (or manual) run of a task on its warehouse and records how

@@ -4,16 +4,16 @@ import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { checkSchedule, checkTimezone, nextRunAfter } from './schedule.js';
-import { executeRun } from './task-runner.js';
-import * as repo from './tasks.repository.js';
-import { toRunRead, toTaskRead } from './tasks.mapper.js';
-import { loadWarehouse } from './warehouses.service.js';
+import { checkSchedule, checkTimezone, nextRunAfter } from './warehouse-tasks.schedule.js';
+import { executeRun } from './warehouse-tasks.runner.js';
+import * as repo from './warehouse-tasks.repository.js';
+import { toRunRead, toTaskRead } from './warehouse-tasks.mapper.js';
+import { loadWarehouse } from '../warehouses/warehouses.service.js';
 
 // Tasks of a warehouse: named SQL statements on a cron schedule. Reading
 // needs membership of the warehouse's team, and so does writing (every team
 // member has write access, docs/api.md "Permissions"). The scheduler
-// (scheduler.ts) runs them; "run now" runs one at once, in the request.
+// (warehouse-tasks.scheduler.ts) runs them; "run now" runs one at once, in the request.
 
 /** Runs shown with a task. */
 const LAST_RUNS = 5;

@@ -1,4 +1,4 @@
-import type { SchemaColumn } from './schema-fields.js';
+import type { SchemaColumn } from './datamodels.fields.js';
 
 // The fields of a data model inferred from messages seen on its topic (Kafka
 // sources, whose topics carry no declared schema): every leaf of the JSON

@@ -11,8 +11,8 @@ import {
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
-import * as tasks from './tasks.service.js';
-import { forbidden403, tag } from './warehouses.routes.js';
+import * as tasks from './warehouse-tasks.service.js';
+import { forbidden403, tag } from '../warehouses/warehouses.routes.js';
 
 const notFound404 = { description: 'No such warehouse or task' };
 const invalid422 = { description: 'Invalid schedule or time zone (every issue, located)' };

@@ -14,7 +14,7 @@ import { findSourceConnector, type SlotSourceRow } from './monitoring.repository
 // and the source server keeps WAL for it — exactly when someone must see the
 // figure. The gateway holds the stored secrets, so it measures such slots
 // itself: on demand (the monitoring and latency endpoints) and periodically
-// (slot-monitor.ts), under the outbound-address policy of its pre-flight
+// (monitoring.runner.ts), under the outbound-address policy of its pre-flight
 // checks, with a short deadline. The result goes to the connector's
 // status.replicationSlot, where the operator's planner reads it (the
 // Degraded condition) — docs/data-plane.md, "Monitoring".
