@@ -2,11 +2,15 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { EmbeddedCluster, SLUICE_KINDS, type ClusterObject, type SluiceKind } from '@sluice/shared';
-import { readCursor, tombstone, upsertObject } from '../src/mirror/mirror.repository.js';
+import {
+  readCursor,
+  recordConsumedAtSwitch,
+  tombstone,
+  upsertObject,
+} from '../src/mirror/mirror.repository.js';
 import { MIRROR_TABLES } from '../src/mirror/projections.js';
 import { MirrorSync, type MirrorSyncOptions } from '../src/mirror/sync.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
-import { recordConsumedAtSwitch } from '../src/features/backfills/backfills.repository.js';
 
 const TEAM = '7f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
 const REF = '11111111-2222-4333-8444-555555555555';

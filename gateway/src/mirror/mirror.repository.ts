@@ -174,6 +174,30 @@ export async function rowNamespace(
   return row;
 }
 
+/**
+ * Records whether the consumer had read the stream at the switch of
+ * `switchedAt` (as `uncheckedSwitches` read it). The first look wins: another
+ * replica's, later, may already see offsets the worker committed since. A
+ * switch since keeps its own, unlooked-at answer. False: nothing written.
+ * The automatic backfills write it; it sits beside the switch the projection
+ * keeps (`backfill_on_at`), not under the resource version guard.
+ */
+export async function recordConsumedAtSwitch(
+  db: Db,
+  subscriptionId: string,
+  switchedAt: string,
+  consumed: boolean,
+): Promise<boolean> {
+  const { numUpdatedRows } = await db
+    .updateTable('mirror_subscriptions')
+    .set({ backfill_on_consumed: consumed })
+    .where('id', '=', subscriptionId)
+    .where('backfill_on_consumed', 'is', null)
+    .where(sql<boolean>`backfill_on_at = ${switchedAt}::timestamptz`)
+    .executeTakeFirst();
+  return numUpdatedRows > 0n;
+}
+
 /** The cursor key of the loop that watches every namespace (cluster scope): no namespace is named `*`. */
 export const ALL_NAMESPACES = '*';
 

@@ -8,6 +8,7 @@ import {
   type SubscriptionStatus,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
+import { recordConsumedAtSwitch } from '../../mirror/mirror.repository.js';
 import { resourceOf } from '../../mirror/projections.js';
 import { backfillTargetTypes, openPlatformStreamClient, openStreamClient } from './backfills.connections.js';
 import { backfillModeOf, planSubscriptionBackfill, snapshotSourceTypes } from './backfills.plan.js';
@@ -183,8 +184,7 @@ async function lookAtSwitches(ctx: GatewayContext, maxAgeMs: number): Promise<vo
       }
       const consumed = await groupHasReadTopic(client, streamTopicOf(row));
       // False: another replica looked first, or the flag switched again meanwhile.
-      if (!(await repo.recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed)))
-        continue;
+      if (!(await recordConsumedAtSwitch(ctx.db, row.subscription_id, row.switched_at, consumed))) continue;
       ctx.log.info(
         { subscription: row.subscription_id, consumerGroup: groupId, consumed },
         consumed

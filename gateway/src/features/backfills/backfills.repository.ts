@@ -444,28 +444,6 @@ export function uncheckedSwitches(db: Db, o: { maxAgeMs: number; limit: number }
   );
 }
 
-/**
- * Records whether the consumer had read the stream at the switch of
- * `switchedAt` (as `uncheckedSwitches` read it). The first look wins: another
- * replica's, later, may already see offsets the worker committed since. A
- * switch since keeps its own, unlooked-at answer. False: nothing written.
- */
-export async function recordConsumedAtSwitch(
-  db: Db,
-  subscriptionId: string,
-  switchedAt: string,
-  consumed: boolean,
-): Promise<boolean> {
-  const { numUpdatedRows } = await db
-    .updateTable('mirror_subscriptions')
-    .set({ backfill_on_consumed: consumed })
-    .where('id', '=', subscriptionId)
-    .where('backfill_on_consumed', 'is', null)
-    .where(sql<boolean>`backfill_on_at = ${switchedAt}::timestamptz`)
-    .executeTakeFirst();
-  return numUpdatedRows > 0n;
-}
-
 /** Records that a subscription needs no automatic run (another replica may have decided first: kept). */
 export async function recordSkipped(db: Db, subscriptionId: string, reason: string): Promise<boolean> {
   const wrote = await decide(db, {

@@ -132,3 +132,35 @@ export async function connectorUsers(
     .execute();
   return { subscriptions: subscriptions.map((s) => s.name), pipelines: pipelines.map((p) => p.name) };
 }
+
+export type MirroredSpecTable = 'mirror_datamodels' | 'mirror_subscriptions' | 'mirror_connectors';
+
+/** The live rows' spec copies of one mirror table whose `column` is `value`, oldest first. */
+export function mirroredSpecs(
+  db: Db,
+  table: MirroredSpecTable,
+  column: 'id' | 'connector_id' | 'target_connector_id',
+  value: string,
+) {
+  return (
+    db
+      .selectFrom(table)
+      .select(['id', 'spec'])
+      // The column is one of `table`'s; Kysely cannot check that for a table chosen at run time.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .where(column as any, '=', value)
+      .where('deleting', '=', false)
+      .orderBy('created_at')
+      .execute()
+  );
+}
+
+/** The effective switch of each subscription writing to a target connector, as the mirror projects it. */
+export async function subscriptionSwitches(db: Db, targetConnectorId: string): Promise<Map<string, boolean>> {
+  const rows = await db
+    .selectFrom('mirror_subscriptions')
+    .select(['id', 'enabled'])
+    .where('target_connector_id', '=', targetConnectorId)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.enabled]));
+}

@@ -15,6 +15,7 @@ import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { resourceOf } from '../../mirror/projections.js';
+import { mirroredSpecs, subscriptionSwitches, type MirroredSpecTable } from './connectors.repository.js';
 import { loadDirected } from './connectors.service.js';
 
 // The mirror keeps each object's spec; the worker configuration is built from
@@ -22,18 +23,11 @@ import { loadDirected } from './connectors.service.js';
 
 async function specs<T extends ClusterObject>(
   ctx: GatewayContext,
-  table: 'mirror_datamodels' | 'mirror_subscriptions' | 'mirror_connectors',
-  column: string,
+  table: MirroredSpecTable,
+  column: 'id' | 'connector_id' | 'target_connector_id',
   value: string,
 ) {
-  const rows = await ctx.db
-    .selectFrom(table)
-    .select(['id', 'spec'])
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    .where(column as any, '=', value)
-    .where('deleting', '=', false)
-    .orderBy('created_at')
-    .execute();
+  const rows = await mirroredSpecs(ctx.db, table, column, value);
   return rows.map((r) => resourceOf<T>(r.id, r.spec));
 }
 
@@ -54,15 +48,7 @@ export async function connectorWorkerConfig(
   }
   const subs = await specs<SubscriptionResource>(ctx, 'mirror_subscriptions', 'target_connector_id', id);
   // The effective switch (its own or a pipeline's), as the mirror projects it and the operator gives it.
-  const enabled = new Map(
-    (
-      await ctx.db
-        .selectFrom('mirror_subscriptions')
-        .select(['id', 'enabled'])
-        .where('target_connector_id', '=', id)
-        .execute()
-    ).map((r) => [r.id, r.enabled]),
-  );
+  const enabled = await subscriptionSwitches(ctx.db, id);
   const rows = [];
   for (const s of subs) {
     const on = enabled.get(s.metadata.name) ?? s.spec.enabled;

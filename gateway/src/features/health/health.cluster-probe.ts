@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { sql } from 'kysely';
+import { pingDatabase } from './health.repository.js';
 
 export interface ClusterProbe {
   adapter: 'embedded' | 'kubernetes';
@@ -14,7 +14,7 @@ export interface ClusterProbe {
  */
 export function clusterProbe(adapter: 'embedded' | 'kubernetes', db: Db): ClusterProbe {
   if (adapter === 'embedded') {
-    return { adapter, check: async () => void (await sql`select 1`.execute(db)) };
+    return { adapter, check: () => pingDatabase(db) };
   }
   return {
     adapter,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { SLUICE_VERSION, StatusBody } from '@sluice/shared';
-import { sql } from 'kysely';
+import { pingDatabase } from './health.repository.js';
 import type { GatewayContext } from '../../context.js';
 import { ok, route, type AnyRoute, type Reply } from '../../http/route.js';
 import { clusterProbe } from './health.cluster-probe.js';
@@ -27,7 +27,7 @@ export function healthRoutes(ctx: GatewayContext): AnyRoute[] {
   const cluster = clusterProbe(ctx.config.clusterAdapter, ctx.db);
   const dbStatus = async (): Promise<Reply> => {
     try {
-      await sql`select 1`.execute(ctx.db);
+      await pingDatabase(ctx.db);
       return ok({ status: 'ok', database: ctx.dbKind });
     } catch (err) {
       ctx.log.warn({ err: (err as Error).message }, 'Database check failed');

@@ -19,7 +19,7 @@ import { replaceStep } from '../../catalog/secrets.js';
 import type { Step } from '../../catalog/store.js';
 import type { GatewayContext } from '../../context.js';
 import { HttpError, unprocessable, type ValidationIssue } from '../../http/errors.js';
-import { findConnector } from '../connectors/connectors.repository.js';
+import { datamodelIdsOf, findConnector } from '../connectors/connectors.repository.js';
 import { planConnector, planConnectorUpdate } from '../connectors/connectors.service.js';
 import {
   planSubscription,
@@ -129,16 +129,10 @@ async function existingSide(
 }
 
 async function datamodelsOf(ctx: GatewayContext, connectorId: string): Promise<DataModelResource[]> {
-  const rows = await ctx.db
-    .selectFrom('mirror_datamodels')
-    .select('id')
-    .where('connector_id', '=', connectorId)
-    .where('deleting', '=', false)
-    .orderBy('created_at')
-    .execute();
+  const ids = (await datamodelIdsOf(ctx.db, [connectorId])).get(connectorId) ?? [];
   const out: DataModelResource[] = [];
-  for (const r of rows) {
-    const dm = await ctx.catalog.get<DataModelResource>('DataModel', r.id);
+  for (const id of ids) {
+    const dm = await ctx.catalog.get<DataModelResource>('DataModel', id);
     if (dm) out.push(dm);
   }
   return out;
