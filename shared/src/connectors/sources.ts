@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { SASL_MECHANISMS, SECURITY_PROTOCOLS } from '../schemas/identity.js';
 import {
   PORT_PATTERN,
   BOOTSTRAP_SERVERS_PATTERN,
@@ -8,7 +7,6 @@ import {
   passwordField,
   pemField,
   portField,
-  requiredWhen,
   SSH_DEPENDENCIES,
   sshTunnelFields,
   StringEnum,
@@ -16,16 +14,11 @@ import {
   userField,
   whitelistField,
 } from './fields.js';
-import { secretField } from './secret.js';
+import { kafkaSecurityFields, saslRule } from './kafka.js';
 
 // `json_configuration` of the source types (spec 2.13). KAFKA_SOURCE is the
 // spec's table; the database sources carry what their engines' clients and
 // Debezium connectors need (see README.md for the references).
-
-export const SASL_PROTOCOLS = ['SASL_PLAINTEXT', 'SASL_SSL'] as const;
-/** Spec 2.13: SASL user and password are required when SASL is used. */
-export const saslRule = () =>
-  requiredWhen('security_protocol', SASL_PROTOCOLS, ['sasl_username', 'sasl_password']);
 
 export const KafkaSourceConfig = configSchema(
   'KafkaSourceConfig',
@@ -39,21 +32,7 @@ export const KafkaSourceConfig = configSchema(
     consumer_group_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 255, description: 'Consumer group; generated when absent' }),
     ),
-    security_protocol: Type.Optional(
-      StringEnum(SECURITY_PROTOCOLS, { default: 'PLAINTEXT', description: 'How to reach the brokers' }),
-    ),
-    sasl_mechanism: Type.Optional(
-      StringEnum(SASL_MECHANISMS, { description: 'SASL mechanism when SASL is used' }),
-    ),
-    sasl_username: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1024,
-        description: 'Required when SASL is used',
-        title: 'SASL username',
-      }),
-    ),
-    sasl_password: Type.Optional(secretField('Required when SASL is used', { title: 'SASL password' })),
+    ...kafkaSecurityFields(),
     include_metadata: Type.Optional(
       Type.Boolean({
         default: false,

@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { SASL_MECHANISMS, SECURITY_PROTOCOLS } from '../schemas/identity.js';
 import {
   PORT_PATTERN,
   BOOTSTRAP_SERVERS_PATTERN,
@@ -14,7 +13,8 @@ import {
   userField,
 } from './fields.js';
 import { secretField } from './secret.js';
-import { POSTGRES_SSL_MODES, saslRule } from './sources.js';
+import { kafkaSecurityFields, saslRule } from './kafka.js';
+import { POSTGRES_SSL_MODES } from './sources.js';
 
 // `json_configuration` of the target types and of the job type (spec 2.13).
 // KAFKA_TARGET and ORACLE_TARGET are the spec's lists; the others carry what
@@ -28,21 +28,7 @@ export const KafkaTargetConfig = configSchema(
       pattern: BOOTSTRAP_SERVERS_PATTERN,
       description: 'Comma-separated host:port list of the brokers',
     }),
-    security_protocol: Type.Optional(
-      StringEnum(SECURITY_PROTOCOLS, { default: 'PLAINTEXT', description: 'How to reach the brokers' }),
-    ),
-    sasl_mechanism: Type.Optional(
-      StringEnum(SASL_MECHANISMS, { description: 'SASL mechanism when SASL is used' }),
-    ),
-    sasl_username: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1024,
-        description: 'Required when SASL is used',
-        title: 'SASL username',
-      }),
-    ),
-    sasl_password: Type.Optional(secretField('Required when SASL is used', { title: 'SASL password' })),
+    ...kafkaSecurityFields(),
     ca_cert: Type.Optional(pemField('PEM CA certificate for SSL')),
     group_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Client group id' })),
   },

@@ -7,6 +7,7 @@ import {
   MonitoringRead,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
+import { byIdReader } from '../../http/by-id.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as datamodels from './datamodels.service.js';
@@ -33,22 +34,7 @@ export function datamodelRoutes(ctx: GatewayContext): AnyRoute[] {
       handler: async ({ principal, params }) =>
         accepted(await datamodels.setEnabled(ctx, principal, params.id, action === 'enable')),
     });
-  const read = <S extends typeof DataModelRead | typeof MonitoringRead | typeof DataModelSchemaRead>(
-    suffix: string,
-    summary: string,
-    schema: S,
-    get: (id: string, p: Parameters<typeof datamodels.getDataModel>[1]) => Promise<unknown>,
-  ) =>
-    route({
-      method: 'get',
-      path: `/datamodels/:id${suffix}`,
-      tag,
-      auth: 'user',
-      summary,
-      params: IdParams,
-      responses: { 200: { description: summary, schema }, 403: forbidden403, 404: notFound404 },
-      handler: async ({ principal, params }) => ok(await get(params.id, principal)),
-    });
+  const read = byIdReader({ collection: 'datamodels', tag, forbidden403, notFound404 });
   return [
     route({
       method: 'get',

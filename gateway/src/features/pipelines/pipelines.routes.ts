@@ -16,6 +16,7 @@ import {
   StateString,
 } from '@sluice/shared';
 import type { GatewayContext } from '../../context.js';
+import { byIdReader } from '../../http/by-id.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as pipelines from './pipelines.service.js';
@@ -86,22 +87,7 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
       handler: async ({ principal, params }) =>
         accepted(await pipelines.runPipeline(ctx, principal, params.id, call)),
     });
-  const byId = (
-    suffix: string,
-    summary: string,
-    schema: Parameters<typeof route>[0]['responses'][number]['schema'],
-    get: (id: string, p: Parameters<typeof pipelines.getPipeline>[1]) => Promise<unknown>,
-  ) =>
-    route({
-      method: 'get',
-      path: `/pipelines/:id${suffix}`,
-      tag,
-      auth: 'user',
-      summary,
-      params: IdParams,
-      responses: { 200: { description: summary, schema }, 403: forbidden403, 404: notFound404 },
-      handler: async ({ principal, params }) => ok(await get(params.id, principal)),
-    });
+  const byId = byIdReader({ collection: 'pipelines', tag, forbidden403, notFound404 });
 
   return [
     route({
