@@ -30,7 +30,8 @@ export { dropPostgresCdc, type PostgresSourceSettings } from './sources/postgres
 export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a
 // stream's offset range, a source table's keyset pages (docs/data-plane.md "Backfills").
-export { metricsOf as targetMetrics, writeBatch } from './target/target-loop.js';
+export { metricsOf as targetMetrics } from './target/metrics.js';
+export { writeBatch } from './target/write-path.js';
 export { positiveSetting } from './settings.js';
 export { prepareSubscription, type ConsumedMessage, type PreparedSubscription } from './target/records.js';
 export { openKafkaSink } from './sinks/kafka.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { commit } from './target-loop.js';
+import { commit } from './commit.js';
 
 // The target loop's offset commit: a commit the stream leaves unanswered is
 // asked for again (the stream strands a commit queued while its consumer

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
 import { mapMessage, prepareSubscription, type ConsumedMessage } from './records.js';
-import { mapBatch, mapBatchInSlices, metricsOf } from './target-loop.js';
+import { metricsOf } from './metrics.js';
+import { mapBatch, mapBatchInSlices } from './write-path.js';
 
 type Sub = NonNullable<WorkerConfig['subscriptions']>[number];
 

@@ -1,0 +1,42 @@
+import { LATENCY_BUCKETS_S } from '@sluice/shared';
+import type { WorkerContext } from '../engine.js';
+
+export type TargetMetrics = ReturnType<typeof metricsOf>;
+
+/** The target loop's metric families (a backfill registers them on a registry of its own). */
+export function metricsOf(ctx: WorkerContext) {
+  const r = ctx.metrics;
+  return {
+    // By subscription (the operator's monitoring collector adds them up per
+    // data model and pipeline): a message of a topic two subscriptions of the
+    // same consumer group read counts once for each.
+    messagesIn: r.counter(
+      'sluice_worker_messages_in_total',
+      'Messages consumed from the change streams, by topic and subscription',
+    ),
+    messagesOut: r.counter(
+      'sluice_worker_messages_out_total',
+      'Messages whose records the target confirmed (offsets committed), by subscription',
+    ),
+    rowsWritten: r.counter('sluice_worker_rows_written_total', 'Rows written to the target, by table'),
+    errors: r.counter(
+      'sluice_worker_errors_total',
+      'Failed messages and rows (not JSON, mapper errors), by subscription',
+    ),
+    lag: r.gauge('sluice_worker_lag_messages', 'Messages behind the end of each stream topic, by topic'),
+    paused: r.gauge(
+      'sluice_worker_consumption_paused',
+      '1 while consumption is paused because the target is slower',
+    ),
+    batches: r.counter('sluice_worker_batches_total', 'Batches written to the target'),
+    lastEvent: r.gauge(
+      'sluice_worker_last_event_timestamp_seconds',
+      'Time of the newest event the target confirmed, by subscription',
+    ),
+    latency: r.histogram(
+      'sluice_worker_end_to_end_latency_seconds',
+      'From the event (emitted_ms, or the Kafka timestamp) to its confirmation by the target, by subscription',
+      LATENCY_BUCKETS_S,
+    ),
+  };
+}
