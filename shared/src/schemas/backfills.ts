@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Literals, Nullable } from './catalog.js';
-import { Timestamp, Uuid } from './common.js';
+import { Literals, Nullable, Timestamp, Uuid } from './common.js';
 
 // REST bodies of backfills (spec 4.7; the bodies and the trigger's path are
 // ours, docs/api.md "Backfills"). A run replays what a source holds into the

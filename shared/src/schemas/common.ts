@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /** A UUID string; every identifier of the API is one (spec, conventions). */
 export const Uuid = Type.String({ format: 'uuid' });
@@ -61,3 +61,31 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorModel', additionalProperties: false },
 );
 export const StatusBody = Type.Object({ status: Type.String() }, { additionalProperties: true });
+
+// Helpers of the catalog bodies (connectors.ts, datamodels.ts, subscriptions.ts,
+// pipelines.ts) and the other resources.
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export const Literals = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
+/** A name users see: 1–255 characters, not only blanks. */
+export const HumanName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
+
+/** `search` of the catalog lists. */
+export const NameSearch = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Part of the name, any case',
+});
+
+export const CatalogFilterOneQuery = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  team_id: Type.Optional(Uuid),
+});
+export type CatalogFilterOneQuery = Static<typeof CatalogFilterOneQuery>;
+
+/** 202 bodies of start/stop/pause: the state the call moved to, in upper case (spec 2.6). */
+export const StateString = Type.String({ description: 'The new state in upper case, e.g. "BUILDING"' });

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Literals, Nullable } from './catalog.js';
-import { Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { Literals, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 // The tracked deletion of a team or an environment (docs/api.md "Deletions").
 // `DELETE /teams/{id}`, `DELETE /envs/{id}` and an import that drops a team

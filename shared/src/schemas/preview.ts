@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Literals, Nullable } from './catalog.js';
-import { Uuid } from './common.js';
+import { Literals, Nullable, Uuid } from './common.js';
 
 // REST bodies of the preview of a subscription or pipeline (the
 // spec is silent, docs/api.md "Preview" and docs/data-plane.md "Preview"

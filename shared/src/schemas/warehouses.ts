@@ -2,8 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { WAREHOUSE_STATES } from '../catalog/resources.js';
 import { SecretRef, secretField } from '../connectors/secret.js';
 import { STATEMENT_STATES } from '../databricks/client.js';
-import { HumanName, Literals, Nullable } from './catalog.js';
-import { Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { HumanName, Literals, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 // REST bodies of warehouses (spec 2.12, 3.3; the endpoints are ours,
 // docs/warehouses.md): snake_case as the rest of the API. The custom
