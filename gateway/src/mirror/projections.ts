@@ -1,6 +1,7 @@
 import {
   CONNECTOR_INITIAL_STATE,
   PIPELINE_INITIAL_STATE,
+  WAREHOUSE_INITIAL_STATE,
   connectorType,
   type ClusterObject,
   type ConnectorResource,
@@ -115,7 +116,9 @@ function pipeline(o: PipelineResource): MirrorValues {
     subscription_id: uuidOrNil(spec.subscriptionId),
   };
 }
-const warehouse = (o: WarehouseResource): MirrorValues => ({ state: str(fields(o.status).state, 'Draft') });
+const warehouse = (o: WarehouseResource): MirrorValues => ({
+  state: str(fields(o.status).state, WAREHOUSE_INITIAL_STATE),
+});
 
 /** The mirror row of an object, as it is now. */
 export function project(o: ClusterObject, now = new Date()): { table: MirrorTable; values: MirrorValues } {

@@ -1,31 +1,23 @@
 import type {
   ClusterObject,
   ClusterPort,
-  ConnectorResource,
-  DataModelResource,
-  PipelineResource,
-  SluiceKind,
-  SubscriptionResource,
   SecretStorePort,
+  SluiceKind,
   WorkerRuntimePort,
 } from '@sluice/shared';
-import { workerId } from '@sluice/shared';
 import { MonitoringCollector } from '../monitoring/monitoring-collector.js';
-import { planConnector, type ConnectorInput } from '../reconcile/connector.js';
-import { captureReleaseTimeoutMs } from '../reconcile/capture-release.js';
+import type { ObjectRef } from '../reconcile/actions.js';
+import { captureReleaseTimeoutMs } from '../reconcile/connector/capture-release.js';
+import { refKey, type CacheView, type Reconciler } from '../reconcile/reconciler.js';
+import { kindReconcilers } from '../reconcile/reconcilers.js';
 import { slotWalDegradedBytes } from '../reconcile/slot-retention.js';
-import { planPart } from '../reconcile/part.js';
-import { planPipeline } from '../reconcile/pipeline.js';
-import type { Plan } from '../reconcile/actions.js';
-import type { StandaloneReconciler } from '../reconcile/reconciler.js';
-import { warehouseReconciler } from '../reconcile/warehouse.js';
+import type { WarehouseTesterOptions } from '../reconcile/warehouse/warehouse.tester.js';
 import { runWorkers, WorkQueue } from '../work-queue.js';
 import type { EventRecorder } from './events.js';
 import { execute } from './executor.js';
 import { InformerSet } from './informer-set.js';
-import { RefIndex } from './ref-index.js';
 import type { Logger } from './logger.js';
-import type { WarehouseTesterOptions } from './warehouse-tester.js';
+import { RefIndex } from './ref-index.js';
 
 export interface ControllerOptions {
   cluster: ClusterPort;
@@ -67,61 +59,73 @@ export interface ControllerOptions {
   now?: () => string;
 }
 
-const KINDS = ['Connector', 'DataModel', 'Subscription', 'Pipeline'] as const satisfies readonly SluiceKind[];
-type Kind = (typeof KINDS)[number];
+/** A registered kind: its reconciler, its informers, and who of its objects references whom. */
+interface Registered {
+  reconciler: Reconciler;
+  informer: InformerSet;
+  /** `namespace/name` of each object of the kind → the `Kind/namespace/name` it references. */
+  index: RefIndex;
+}
 
 /**
- * The operator's control loop: an informer per kind feeds a rate-limited
- * queue of `Kind/namespace/name` keys; a reconcile reads the caches and the
- * worker runtime, asks the pure planner of its kind what to do, and lets the
- * executor do it. A change to one object also queues the objects whose plan
- * reads it (a data model → its connector, a connector → its pipelines and
- * the targets reading from it, a pipeline → its connectors and subscription,
- * whose effective state it decides), and every worker change queues its
- * connector. The operator writes status and metadata, never a spec.
+ * The operator's control loop, the same for every kind: an informer per
+ * kind feeds a rate-limited queue of `Kind/namespace/name` keys, and a
+ * reconcile hands the key's object and a view of the caches to its kind's
+ * reconciler (reconcile/<kind>/), whose pure planner says what to do, and
+ * lets the executor do it. A change to one object also queues the objects
+ * whose plan reads it (its reconciler's `dependents`, found through the
+ * reference index its `references` keep), and every worker change queues
+ * the object that owns the worker. The operator writes status and
+ * metadata, never a spec.
  */
 export class Controller {
   private readonly queue = new WorkQueue();
-  private readonly informers: Record<Kind, InformerSet>;
-  /** The kinds whose plan reads their own object only, with their informers (reconciler.ts). */
-  private readonly standalone = new Map<
-    SluiceKind,
-    { reconciler: StandaloneReconciler; informer: InformerSet }
-  >();
+  private readonly kinds = new Map<SluiceKind, Registered>();
   private readonly now: () => string;
   private readonly slotWalDegradedBytes: number;
-  /** Who references whom, so a change finds its dependants without scanning a cache. */
-  private readonly index = {
-    pipelines: new RefIndex(),
-    datamodels: new RefIndex(),
-    subscriptions: new RefIndex(),
+  /** The caches as reconcilers read them. */
+  private readonly cache: CacheView = {
+    get: <T extends ClusterObject>(kind: SluiceKind, ns: string, name: string | undefined) =>
+      name === undefined ? undefined : (this.kinds.get(kind)?.informer.get(`${ns}/${name}`) as T | undefined),
+    referencing: <T extends ClusterObject>(kind: SluiceKind, ref: ObjectRef) => {
+      const registered = this.kinds.get(kind);
+      if (!registered) return [];
+      return registered.index.get(refKey(ref)).flatMap((key) => {
+        const o = registered.informer.get(key);
+        return o ? [o as T] : [];
+      });
+    },
   };
 
   constructor(private readonly options: ControllerOptions) {
     this.now = options.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
     this.slotWalDegradedBytes = options.slotWalDegradedBytes ?? slotWalDegradedBytes();
     const clusterFor = options.clusterFor ?? (() => options.cluster);
-    const make = (kind: SluiceKind, onChange: (o: ClusterObject, deleted: boolean) => void) =>
-      new InformerSet(kind, options.namespaces, clusterFor, onChange, options.log);
-    const standalone = options.warehouses ? [warehouseReconciler as StandaloneReconciler] : [];
-    for (const reconciler of standalone) {
-      const informer = make(reconciler.kind, (o) => this.enqueue(reconciler.kind, o));
-      this.standalone.set(reconciler.kind, { reconciler, informer });
+    const reconcilers = kindReconcilers({
+      runtime: options.runtime,
+      ...(options.secretNamespace !== undefined ? { secretNamespace: options.secretNamespace } : {}),
+      ...(options.homeNamespace !== undefined ? { homeNamespace: options.homeNamespace } : {}),
+      slotWalDegradedBytes: this.slotWalDegradedBytes,
+      captureReleaseTimeoutMs: options.captureReleaseTimeoutMs ?? captureReleaseTimeoutMs(),
+      warehouses: options.warehouses !== undefined,
+    });
+    for (const reconciler of reconcilers) {
+      const informer = new InformerSet(
+        reconciler.kind,
+        options.namespaces,
+        clusterFor,
+        (o, deleted) => this.changed(reconciler.kind, o, deleted),
+        options.log,
+      );
+      this.kinds.set(reconciler.kind, { reconciler, informer, index: new RefIndex() });
     }
-    const linked = (kind: Kind) => make(kind, (o, deleted) => this.changed(kind, o, deleted));
-    this.informers = {
-      Connector: linked('Connector'),
-      DataModel: linked('DataModel'),
-      Subscription: linked('Subscription'),
-      Pipeline: linked('Pipeline'),
-    };
   }
 
   /** Runs until `signal` aborts; workers keep running (the next leader adopts them). */
   async run(signal: AbortSignal): Promise<void> {
     const { runtime, log } = this.options;
     const unsubscribe = runtime.subscribe((id) => this.workerChanged(id));
-    const all = [...Object.values(this.informers), ...[...this.standalone.values()].map((s) => s.informer)];
+    const all = [...this.kinds.values()].map((k) => k.informer);
     const informers = all.map((i) => i.run(signal));
     const resync = setInterval(() => this.enqueueAll(), this.options.resyncMs ?? 5 * 60_000);
     signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
@@ -144,7 +148,7 @@ export class Controller {
   private startMonitoring(signal: AbortSignal): Promise<void> {
     const intervalMs = this.options.monitoringIntervalMs ?? 15_000;
     if (intervalMs <= 0) return Promise.resolve();
-    const values = <T>(kind: Kind) => [...this.informers[kind].values()] as T[];
+    const values = <T>(kind: SluiceKind) => [...(this.kinds.get(kind)?.informer.values() ?? [])] as T[];
     return new MonitoringCollector({
       cluster: this.options.cluster,
       runtime: this.options.runtime,
@@ -163,200 +167,53 @@ export class Controller {
 
   /** The caches' view (tests and the operator's health endpoint). */
   get(kind: SluiceKind, namespace: string, name: string): ClusterObject | undefined {
-    return this.informerOf(kind)?.get(`${namespace}/${name}`);
-  }
-
-  private informerOf(kind: SluiceKind): InformerSet | undefined {
-    return (
-      (this.informers as Partial<Record<SluiceKind, InformerSet>>)[kind] ??
-      this.standalone.get(kind)?.informer
-    );
+    return this.cache.get(kind, namespace, name);
   }
 
   private enqueueAll(): void {
-    for (const kind of KINDS) for (const o of this.informers[kind].values()) this.enqueue(kind, o);
-    for (const [kind, { informer }] of this.standalone)
-      for (const o of informer.values()) this.enqueue(kind, o);
-  }
-
-  private enqueue(kind: SluiceKind, o: { metadata: { namespace: string; name: string } }): void {
-    this.queue.add(`${kind}/${o.metadata.namespace}/${o.metadata.name}`);
-  }
-
-  private find<T extends ClusterObject>(kind: Kind, ns: string, name: string | undefined): T | undefined {
-    return name === undefined ? undefined : (this.informers[kind].get(`${ns}/${name}`) as T | undefined);
-  }
-
-  /** The objects of `kind` whose index entry references `ref` (`Kind/ns/name`). */
-  private referencing<T extends ClusterObject>(index: RefIndex, kind: Kind, ref: string): T[] {
-    return index.get(ref).flatMap((key) => {
-      const o = this.informers[kind].get(key);
-      return o ? [o as T] : [];
-    });
-  }
-
-  /** Keeps the reference indexes current, then queues the object and those whose plan reads it. */
-  private changed(kind: Kind, o: ClusterObject, deleted: boolean): void {
-    const ns = o.metadata.namespace;
-    const key = `${ns}/${o.metadata.name}`;
-    const ref = (k: Kind, name: string) => `${k}/${ns}/${name}`;
-    if (kind === 'Pipeline') {
-      const p = o as PipelineResource;
-      this.index.pipelines.set(
-        key,
-        deleted
-          ? []
-          : [
-              ref('Connector', p.spec.sourceConnectorId),
-              ref('Connector', p.spec.targetConnectorId),
-              ref('Subscription', p.spec.subscriptionId),
-            ],
-      );
-    } else if (kind === 'DataModel') {
-      const d = o as DataModelResource;
-      this.index.datamodels.set(key, deleted ? [] : [ref('Connector', d.spec.connectorId)]);
-    } else if (kind === 'Subscription') {
-      const s = o as SubscriptionResource;
-      this.index.subscriptions.set(
-        key,
-        deleted ? [] : [ref('Connector', s.spec.targetConnectorId), ref('DataModel', s.spec.datamodelId)],
-      );
-    }
-
-    this.enqueue(kind, o);
-    const self = ref(kind, o.metadata.name);
-    if (kind === 'Pipeline') {
-      // Its parts' effective state reads its spec (and a deleted pipeline no longer counts).
-      const p = o as PipelineResource;
-      for (const c of [p.spec.sourceConnectorId, p.spec.targetConnectorId])
-        this.queue.add(`Connector/${ns}/${c}`);
-      this.queue.add(`Subscription/${ns}/${p.spec.subscriptionId}`);
-    }
-    if (kind === 'Connector') {
-      for (const p of this.referencing(this.index.pipelines, 'Pipeline', self)) this.enqueue('Pipeline', p);
-      for (const s of this.referencing(this.index.subscriptions, 'Subscription', self)) {
-        this.enqueue('Subscription', s);
-      }
-      for (const d of this.referencing<DataModelResource>(this.index.datamodels, 'DataModel', self)) {
-        this.enqueue('DataModel', d);
-        // Targets reading from this source wait for it to be live.
-        for (const s of this.referencing<SubscriptionResource>(
-          this.index.subscriptions,
-          'Subscription',
-          ref('DataModel', d.metadata.name),
-        )) {
-          this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
-        }
-      }
-    } else if (kind === 'DataModel') {
-      const d = o as DataModelResource;
-      this.queue.add(`Connector/${ns}/${d.spec.connectorId}`);
-      for (const s of this.referencing<SubscriptionResource>(
-        this.index.subscriptions,
-        'Subscription',
-        self,
-      )) {
-        this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
-      }
-    } else if (kind === 'Subscription') {
-      const s = o as SubscriptionResource;
-      this.queue.add(`Connector/${ns}/${s.spec.targetConnectorId}`);
-      for (const p of this.referencing(this.index.pipelines, 'Pipeline', self)) this.enqueue('Pipeline', p);
+    for (const [kind, { informer }] of this.kinds) {
+      for (const o of informer.values())
+        this.enqueue({ kind, namespace: o.metadata.namespace, name: o.metadata.name });
     }
   }
 
-  /** A worker id is its connector's `namespace/name`, so this is the connector's key. */
+  private enqueue(ref: ObjectRef): void {
+    this.queue.add(refKey(ref));
+  }
+
+  /** Keeps the reference index current, then queues the object and those whose plan reads it. */
+  private changed(kind: SluiceKind, o: ClusterObject, deleted: boolean): void {
+    const { reconciler, index } = this.kinds.get(kind) as Registered;
+    const ref: ObjectRef = { kind, namespace: o.metadata.namespace, name: o.metadata.name };
+    if (reconciler.references) {
+      index.set(`${ref.namespace}/${ref.name}`, deleted ? [] : reconciler.references(o).map(refKey));
+    }
+    this.enqueue(ref);
+    for (const dependent of reconciler.dependents?.(o, this.cache) ?? []) this.enqueue(dependent);
+  }
+
+  /** A worker id is its owner's `namespace/name`, so this is its owner's key. */
   private workerChanged(id: string): void {
-    this.queue.add(`Connector/${id}`);
+    for (const { reconciler } of this.kinds.values()) {
+      if (reconciler.ownsWorkers) this.queue.add(`${reconciler.kind}/${id}`);
+    }
   }
 
   private async reconcile(key: string): Promise<{ requeueAfter: number } | undefined> {
-    const [kind, ns, name] = key.split('/') as [Kind, string, string];
-    const standalone = this.standalone.get(kind);
-    const object = standalone ? standalone.informer.get(`${ns}/${name}`) : this.find(kind, ns, name);
-    let plan: Plan;
-    if (standalone) {
-      if (!object) return undefined;
-      plan = standalone.reconciler.plan(object);
-    } else if (kind === 'Connector') {
-      const input = await this.connectorInput(ns, name, object as ConnectorResource | undefined);
-      if (!input) return undefined;
-      plan = planConnector(input);
-    } else if (!object) {
-      return undefined;
-    } else if (kind === 'Pipeline') {
-      const p = object as PipelineResource;
-      plan = planPipeline({
-        pipeline: p,
-        source: this.find('Connector', ns, p.spec.sourceConnectorId),
-        target: this.find('Connector', ns, p.spec.targetConnectorId),
-        subscription: this.find('Subscription', ns, p.spec.subscriptionId),
-        slotWalDegradedBytes: this.slotWalDegradedBytes,
-        now: this.now(),
-      });
-    } else if (kind === 'DataModel') {
-      const d = object as DataModelResource;
-      plan = planPart(d, this.find('Connector', ns, d.spec.connectorId), this.now());
-    } else {
-      const s = object as SubscriptionResource;
-      plan = planPart(
-        s,
-        this.find('Connector', ns, s.spec.targetConnectorId),
-        this.now(),
-        this.pipelinesOf('Subscription', ns, name),
-      );
-    }
+    const [kind, namespace, name] = key.split('/') as [SluiceKind, string, string];
+    const registered = this.kinds.get(kind);
+    if (!registered) return undefined;
+    const object = registered.informer.get(`${namespace}/${name}`);
+    const plan = await registered.reconciler.reconcile({ kind, namespace, name }, object, {
+      cache: this.cache,
+      now: this.now(),
+    });
+    if (!plan) return undefined;
     await execute(plan.actions, {
       ...this.options,
       now: this.now,
-      observe: (o) => this.informerOf(o.kind)?.observe(o),
+      observe: (o) => this.kinds.get(o.kind)?.informer.observe(o),
     });
     return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : undefined;
-  }
-
-  /** The pipelines that reference the object `kind/ns/name` (a connector or a subscription). */
-  private pipelinesOf(kind: 'Connector' | 'Subscription', ns: string, name: string): PipelineResource[] {
-    return this.referencing<PipelineResource>(this.index.pipelines, 'Pipeline', `${kind}/${ns}/${name}`);
-  }
-
-  private async connectorInput(
-    ns: string,
-    name: string,
-    connector: ConnectorResource | undefined,
-  ): Promise<ConnectorInput | undefined> {
-    const id = workerId(ns, name);
-    const worker = await this.options.runtime.observe(id);
-    if (!connector) {
-      // Gone without our finalizer (deleted before the operator ever saw it): its worker must go too.
-      if (worker) await this.options.runtime.stop(id);
-      return undefined;
-    }
-    const self = `Connector/${ns}/${name}`;
-    const datamodels = this.referencing<DataModelResource>(this.index.datamodels, 'DataModel', self);
-    const subscriptions = this.referencing<SubscriptionResource>(
-      this.index.subscriptions,
-      'Subscription',
-      self,
-    )
-      .filter((s) => s.spec.targetConnectorId === name)
-      .flatMap((subscription) => {
-        const datamodel = this.find<DataModelResource>('DataModel', ns, subscription.spec.datamodelId);
-        const source = datamodel && this.find<ConnectorResource>('Connector', ns, datamodel.spec.connectorId);
-        const pipelines = this.pipelinesOf('Subscription', ns, subscription.metadata.name);
-        return datamodel && source ? [{ subscription, datamodel, source, pipelines }] : [];
-      });
-    const { secretNamespace, homeNamespace } = this.options;
-    return {
-      connector,
-      datamodels,
-      subscriptions,
-      pipelines: this.pipelinesOf('Connector', ns, name),
-      worker,
-      ...(secretNamespace !== undefined ? { secretNamespace } : {}),
-      ...(homeNamespace !== undefined ? { homeNamespace } : {}),
-      slotWalDegradedBytes: this.slotWalDegradedBytes,
-      captureReleaseTimeoutMs: this.options.captureReleaseTimeoutMs ?? captureReleaseTimeoutMs(),
-      now: this.now(),
-    };
   }
 }

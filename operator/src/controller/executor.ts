@@ -7,7 +7,7 @@ import {
 } from '@sluice/shared';
 import type { Action } from '../reconcile/actions.js';
 import type { EventRecorder } from './events.js';
-import { testWarehouse, type WarehouseTesterOptions } from './warehouse-tester.js';
+import { testWarehouse, type WarehouseTesterOptions } from '../reconcile/warehouse/warehouse.tester.js';
 
 /**
  * Applies a plan's actions in order; the thin side of "pure planning, thin

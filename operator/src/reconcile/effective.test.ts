@@ -10,8 +10,9 @@ import {
   type WorkerObservation,
 } from '@sluice/shared';
 import type { Action, Plan } from './actions.js';
-import { connectorWorker, planConnector, type ConnectorInput } from './connector.js';
-import { planPart } from './part.js';
+import { connectorWorker, planConnector, type ConnectorInput } from './connector/connector.plan.js';
+import { planDataModel } from './datamodel/datamodel.plan.js';
+import { planSubscription } from './subscription/subscription.plan.js';
 
 // The operator's planners with pipelines: the parts' effective state decides
 // what runs, and no plan ever writes a spec.
@@ -223,10 +224,10 @@ describe('planConnector with the pipelines that use it', () => {
   });
 });
 
-describe('planPart with the pipelines that use a subscription', () => {
+describe('planSubscription with the pipelines that use it, and planDataModel', () => {
   it('a subscription declared disabled is delivered for its running pipeline, and its status says so', () => {
     const target = connector(DST, 'stopped', {}, { state: 'live' });
-    const plan = planPart(subscription(), target, NOW, [pipeline('running')]);
+    const plan = planSubscription(subscription(), target, NOW, [pipeline('running')]);
     noSpecWrite(plan);
     expect(partStatus(plan)).toMatchObject({
       effectiveState: 'enabled',
@@ -235,7 +236,7 @@ describe('planPart with the pipelines that use a subscription', () => {
         expect.objectContaining({ type: 'Ready', status: 'True', reason: 'Flowing' }),
       ]),
     });
-    const paused = planPart(subscription(), target, NOW, [pipeline('paused')]);
+    const paused = planSubscription(subscription(), target, NOW, [pipeline('paused')]);
     expect(partStatus(paused)).toMatchObject({
       effectiveState: 'disabled',
       effectiveReason: 'Disabled with pipeline orders-copy (paused)',
@@ -244,7 +245,7 @@ describe('planPart with the pipelines that use a subscription', () => {
 
   it('a data model gets an ownerReference to its connector, once', () => {
     const source = connector(SRC, 'stopped', {}, { state: 'paused' });
-    const plan = planPart(datamodel, source, NOW);
+    const plan = planDataModel(datamodel, source, NOW);
     expect(plan.actions[0]).toEqual({
       type: 'patch',
       ref: { kind: 'DataModel', namespace: 'ns', name: DM },
@@ -265,6 +266,6 @@ describe('planPart with the pipelines that use a subscription', () => {
         ],
       },
     };
-    expect(types(planPart(owned, source, NOW))).not.toContain('patch');
+    expect(types(planDataModel(owned, source, NOW))).not.toContain('patch');
   });
 });

@@ -8,8 +8,8 @@ import {
   type SubscriptionResource,
 } from '@sluice/shared';
 import type { Action, Plan } from './actions.js';
-import { planConnector } from './connector.js';
-import { planPipeline } from './pipeline.js';
+import { planConnector } from './connector/connector.plan.js';
+import { planPipeline } from './pipeline/pipeline.plan.js';
 import { slotRetentionCondition, slotWalDegradedBytes } from './slot-retention.js';
 
 const NOW = '2026-11-23T12:00:00Z';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Condition, WarehouseResource, WarehouseSpec, WarehouseStatus } from '../catalog/resources.js';
+import { WAREHOUSE_MOVES } from '../catalog/states.js';
 import { isSecretRef } from '../connectors/secret.js';
 import { DatabricksClient } from '../databricks/client.js';
 import { testConnection, type ConnectionVerdict } from '../databricks/connection-test.js';
@@ -98,7 +99,7 @@ export function warehouseTestStatus(
   const ready: Condition['status'] = verdict.ok ? 'True' : 'False';
   const before = tested.status?.conditions?.find((c) => c.type === 'Ready');
   return {
-    state: verdict.ok ? 'Live' : 'Error',
+    state: WAREHOUSE_MOVES[verdict.ok ? 'testPassed' : 'testFailed'].to,
     message: verdict.ok ? null : verdict.message,
     testedAt: now,
     connectionFingerprint: warehouseConnectionFingerprint(tested.spec),

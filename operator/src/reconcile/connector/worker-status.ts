@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
   describeTermination,
-  type ConnectorState,
+  type ConnectorMove,
   type WorkerObservation,
   type WorkerStatus,
 } from '@sluice/shared';
-import type { Action, ObjectRef } from './actions.js';
+import type { Action, ObjectRef } from '../actions.js';
 
 // A connector whose worker ends, under either runtime: the runtime restarts
 // it with kubelet's back-off; the connector says `building` while it comes
@@ -81,37 +81,37 @@ export function withWorkerStatus(
 }
 
 /**
- * The state of a running connector whose worker (of the current
- * configuration) is not ready: undefined when it is simply starting for the
+ * The move (states.ts, CONNECTOR_MOVES) of a running connector whose worker
+ * (of the current configuration) is not ready, with its message: undefined when it is simply starting for the
  * first time (the caller's "waiting for the worker").
  */
 export function notReadyState(
   worker: WorkerObservation,
   previous: WorkerStatus | undefined,
-): { state: ConnectorState; message: string } | undefined {
+): { move: ConnectorMove; message: string } | undefined {
   if (worker.phase === 'ready' || worker.phase === 'stopping') return undefined;
   const status = nextWorkerStatus(previous, worker);
   const t = worker.lastTermination;
   // Not a crash but a worker that cannot be started at all (a missing Secret, a bad image).
   if (worker.phase === 'failed' && !t)
-    return { state: 'error', message: worker.message ?? 'The worker failed' };
+    return { move: 'workerFailed', message: worker.message ?? 'The worker failed' };
   if (!t) return undefined;
   const how = describeTermination(t);
   if (status.consecutiveFailures >= WORKER_FAILURE_THRESHOLD) {
     return {
-      state: 'error',
+      move: 'workerFailed',
       message: `${capitalized(how)} (restarted ${status.consecutiveFailures} times without becoming ready; still retrying)`,
     };
   }
   if (worker.phase === 'failed') {
     return {
-      state: 'building',
+      move: 'workerStarting',
       message: `${capitalized(how)}; restarting it (restart ${worker.restarts + 1})`,
     };
   }
   if (status.consecutiveFailures > 0) {
     return {
-      state: 'building',
+      move: 'workerStarting',
       message: `Waiting for the restarted worker to be ready (restart ${worker.restarts}; ${how})`,
     };
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  CONNECTOR_MOVES,
   connectorType,
   effectiveConnectorState,
   isSecretRef,
@@ -8,7 +9,7 @@ import {
   sourceWorkerConfig,
   targetWorkerConfig,
   type ConnectorResource,
-  type ConnectorState,
+  type ConnectorMove,
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
@@ -18,10 +19,10 @@ import {
   withEffectiveEnabled,
   workerId,
 } from '@sluice/shared';
-import { type Action, type ObjectRef, type Plan } from './actions.js';
+import { type Action, type ObjectRef, type Plan } from '../actions.js';
+import { slotRetentionCondition } from '../slot-retention.js';
+import { stateStatusActions } from '../state-status.js';
 import { captureReleaseStep } from './capture-release.js';
-import { slotRetentionCondition } from './slot-retention.js';
-import { stateStatusActions } from './state-status.js';
 import { notReadyState, withWorkerStatus } from './worker-status.js';
 
 /** What the connector reconciler sees: the object, what feeds its worker, and the worker. */
@@ -111,7 +112,9 @@ export function connectorWorker(input: ConnectorInput): { config: WorkerConfig; 
 }
 
 /**
- * Spec 3.2 as a pure function. Whether it runs is its effective state (its
+ * Spec 3.2 as a pure function: each reconcile picks one of the automatic
+ * moves of CONNECTOR_MOVES (shared/src/catalog/states.ts), whose state it
+ * writes. Whether it runs is its effective state (its
  * own desiredState and the pipelines that use it, effective-state.ts), shown
  * in status.effectiveState with the reason; its spec is never written.
  * Effective `running`: the worker runs with the
@@ -186,7 +189,7 @@ export function planConnector(input: ConnectorInput): Plan {
     });
   }
 
-  let state: ConnectorState;
+  let move: ConnectorMove;
   let message = '';
   let requeueAfterMs: number | undefined;
   const effective = effectiveConnectorState(c, input.pipelines ?? []);
@@ -202,16 +205,16 @@ export function planConnector(input: ConnectorInput): Plan {
     const notReady =
       worker && worker.configHash === hash ? notReadyState(worker, c.status?.worker) : undefined;
     if (worker && worker.configHash === hash && worker.phase === 'ready') {
-      state = 'live';
+      move = 'workerReady';
     } else if (notReady) {
-      ({ state, message } = notReady);
+      ({ move, message } = notReady);
     } else if (!worker || worker.configHash !== hash) {
       if (waitingFor.length > 0 && !worker) {
-        state = 'building';
+        move = 'workerStarting';
         message = `Waiting for source ${[...new Set(waitingFor)].sort().join(', ')} to be live`;
         requeueAfterMs = WAIT_FOR_SOURCE_MS;
       } else {
-        state = 'building';
+        move = 'workerStarting';
         message = worker ? 'Restarting the worker with a new configuration' : 'Starting the worker';
         actions.push({
           type: 'ensureWorker',
@@ -235,18 +238,19 @@ export function planConnector(input: ConnectorInput): Plan {
         });
       }
     } else {
-      state = 'building';
+      move = 'workerStarting';
       message = 'Waiting for the worker to be ready';
     }
   } else if (worker) {
-    state = 'stopping';
+    move = 'stopAsked';
     message = 'Stopping the worker';
     if (worker.phase !== 'stopping')
       actions.push({ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) });
   } else {
-    state = 'paused';
+    move = 'workerGone';
   }
 
+  const state = CONNECTOR_MOVES[move].to;
   const degraded = slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes);
   actions.push(
     ...withWorkerStatus(

@@ -1,6 +1,5 @@
 import { warehouseConnectionFingerprint, type WarehouseResource } from '@sluice/shared';
-import type { Plan } from './actions.js';
-import type { StandaloneReconciler } from './reconciler.js';
+import type { Plan } from '../actions.js';
 
 /**
  * A Warehouse (spec 2.12, 3.3) has no worker: its status is the verdict of
@@ -46,8 +45,3 @@ export function planWarehouse(w: WarehouseResource): Plan {
     ],
   };
 }
-
-export const warehouseReconciler: StandaloneReconciler<WarehouseResource> = {
-  kind: 'Warehouse',
-  plan: planWarehouse,
-};

@@ -7,8 +7,8 @@ import {
   type WorkerObservation,
   type WorkerTermination,
 } from '@sluice/shared';
-import type { Action, Plan } from './actions.js';
-import { connectorWorker, planConnector } from './connector.js';
+import type { Action, Plan } from '../actions.js';
+import { connectorWorker, planConnector } from './connector.plan.js';
 import { nextWorkerStatus, WORKER_FAILURE_THRESHOLD, workerStatusPatch } from './worker-status.js';
 
 // The connector's side of a worker that ends: the runtime restarts it; the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { warehouseConnectionFingerprint, warehouseTestStatus, type WarehouseResource } from '@sluice/shared';
-import { planWarehouse } from './warehouse.js';
+import { planWarehouse } from './warehouse.plan.js';
 
 const NOW = '2026-01-02T03:04:05Z';
 

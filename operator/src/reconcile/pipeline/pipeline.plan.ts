@@ -1,15 +1,16 @@
 import {
   effectiveConnectorState,
+  PIPELINE_MOVES,
   effectiveSubscriptionState,
   RESTART_ANNOTATION,
   type ConnectorResource,
   type PipelineResource,
-  type PipelineState,
+  type PipelineMove,
   type SubscriptionResource,
 } from '@sluice/shared';
-import type { Action, ObjectRef, Plan } from './actions.js';
-import { slotRetentionCondition } from './slot-retention.js';
-import { stateStatusActions } from './state-status.js';
+import type { Action, ObjectRef, Plan } from '../actions.js';
+import { slotRetentionCondition } from '../slot-retention.js';
+import { stateStatusActions } from '../state-status.js';
 
 export interface PipelineInput {
   pipeline: PipelineResource;
@@ -22,7 +23,8 @@ export interface PipelineInput {
 }
 
 /**
- * Spec 3.1 as a pure function. A pipeline drives its parts without writing
+ * Spec 3.1 as a pure function: each reconcile picks one of the moves of
+ * PIPELINE_MOVES (shared/src/catalog/states.ts), whose state it writes. A pipeline drives its parts without writing
  * them: whether its connectors run and its subscription is delivered is
  * their effective state (effective-state.ts), which their own reconciles
  * compute from their spec and this pipeline's; this plan only writes the
@@ -41,7 +43,7 @@ export function planPipeline(input: PipelineInput): Plan {
   const desired = p.spec.desiredState;
   const restart = p.metadata.annotations?.[RESTART_ANNOTATION] ?? '';
 
-  let state: PipelineState;
+  let move: PipelineMove;
   let message = '';
   const missing = [
     ...(source ? [] : ['source connector']),
@@ -49,9 +51,9 @@ export function planPipeline(input: PipelineInput): Plan {
     ...(subscription ? [] : ['subscription']),
   ];
   if (desired === 'draft') {
-    state = 'draft';
+    move = 'draft';
   } else if (missing.length > 0 || !source || !target || !subscription) {
-    state = 'error';
+    move = 'partMissing';
     message = `The pipeline's ${missing.join(' and ')} no longer exists`;
   } else if (desired === 'running') {
     const side = (c: ConnectorResource) => (c === source ? 'Source' : 'Target');
@@ -62,13 +64,13 @@ export function planPipeline(input: PipelineInput): Plan {
     const current = (c: ConnectorResource) =>
       !restart || Date.parse(c.status?.restartRequestedAt ?? '') >= Date.parse(restart);
     if (stopped) {
-      state = 'error';
+      move = 'partStopped';
       message = `${side(stopped)} ${stopped.spec.name} was stopped after the pipeline started: start it, or start the pipeline again`;
     } else if (effectiveSubscriptionState(subscription, [p]).state === 'disabled') {
-      state = 'error';
+      move = 'partStopped';
       message = `Its subscription ${subscription.spec.name} was disabled after the pipeline started: start it, or start the pipeline again`;
     } else if (failed) {
-      state = 'error';
+      move = 'partFailed';
       message = `${side(failed)} ${failed.spec.name}: ${failed.status?.message ?? 'failed'}`;
     } else if (
       source.status?.state === 'live' &&
@@ -76,18 +78,19 @@ export function planPipeline(input: PipelineInput): Plan {
       current(source) &&
       current(target)
     ) {
-      state = 'live';
+      move = 'partsLive';
     } else {
-      state = 'building';
+      move = 'partsConverging';
       const waiting = [source, target]
         .filter((c) => c.status?.state !== 'live' || !current(c))
         .map((c) => c.spec.name);
       message = `Waiting for ${waiting.join(' and ')} to be live`;
     }
   } else {
-    state = 'paused';
+    move = 'pauseAsked';
   }
 
+  const state = PIPELINE_MOVES[move].to;
   // The source's slot is the pipeline's problem too (Argo CD shows the parent, not the child).
   const degraded = slotRetentionCondition(source?.status?.replicationSlot, input.slotWalDegradedBytes);
   actions.push(
