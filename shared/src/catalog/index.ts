@@ -5,3 +5,4 @@ export * from './effective-state.js';
 export * from './worker-config.js';
 export * from './targets.js';
 export * from './crd.js';
+export * from './argocd-health.js';
