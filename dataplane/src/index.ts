@@ -25,7 +25,8 @@ export * from './systems/mysql/probes.js';
 export * from './systems/oracle/probes.js';
 export * from './systems/webhook/probes.js';
 // The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
-export { dropPostgresCdc, type PostgresSourceSettings } from './sources/postgres-cdc.js';
+export { dropPostgresCdc } from './sources/postgres-cdc/cleanup.js';
+export type { PostgresSourceSettings } from './sources/postgres-cdc/contract.js';
 // The slot's retained WAL, measured by the gateway while no worker reads it (paused sources).
 export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { changeEvent } from '../contracts.js';
 import { quoteIdent } from '../systems/postgres/connection.js';
 import { decodeValue } from '../sources/pgoutput.js';
-import { parseEntry, primaryKey, qualifiedEntry } from '../sources/postgres-cdc.js';
+import { parseEntry, primaryKey, qualifiedEntry } from '../sources/postgres-cdc/tables.js';
 import type { ConsumedMessage } from '../target/records.js';
 
 // A backfill's re-snapshot of one source table (docs/data-plane.md

@@ -5,10 +5,11 @@ import { clientOptions, platformStream } from '../systems/kafka/connection.js';
 import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
-import { startPostgresCdc, type PostgresSourceSettings } from './postgres-cdc.js';
+import { startPostgresCdc } from './postgres-cdc/capture.js';
+import type { PostgresSourceSettings } from './postgres-cdc/contract.js';
 import { watchSlotRetention } from './slot-retention-gauge.js';
 
-// POSTGRES_SOURCE: logical replication (postgres-cdc.ts) of the enabled data
+// POSTGRES_SOURCE: logical replication (postgres-cdc/) of the enabled data
 // models' tables, each change published as a ChangeEvent to its data model's
 // topic on the platform stream broker (SLUICE_STREAM_BROKERS), keyed by the
 // JSON of the row's primary key. Events are buffered and sent in one produce

@@ -1,6 +1,6 @@
 import type { WorkerContext } from '../engine.js';
 import { workerOutboundPolicy } from '../outbound.js';
-import type { PostgresSourceSettings } from './postgres-cdc.js';
+import type { PostgresSourceSettings } from './postgres-cdc/contract.js';
 import { positiveSetting } from '../settings.js';
 import { measureSlotRetention } from './slot-retention.js';
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { cdcNames, type OutboundPolicy } from '@sluice/shared';
 import { openSession, pgWhere } from '../systems/postgres/connection.js';
 import { describePgFailure } from '../systems/postgres/errors.js';
-import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc.js';
+import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc/contract.js';
 
 // How much WAL the connector's replication slot makes the source server keep:
 // `pg_current_wal_lsn() - restart_lsn`. A slot nobody reads (a paused

@@ -3,11 +3,13 @@ import {
   createScratchDatabase,
   describeWithPostgres,
   type ScratchDatabase,
-} from '../../../shared/test/postgres.js';
-import type { ChangeEvent } from '../contracts.js';
+} from '../../../../shared/test/postgres.js';
+import type { ChangeEvent } from '../../contracts.js';
 import { cdcNames } from '@sluice/shared';
-import { dropPostgresCdc, startPostgresCdc, type PostgresCdcCapture } from './postgres-cdc.js';
-import { formatLsn, parseLsn } from './pgoutput.js';
+import { startPostgresCdc } from './capture.js';
+import { dropPostgresCdc } from './cleanup.js';
+import type { PostgresCdcCapture } from './contract.js';
+import { formatLsn, parseLsn } from '../pgoutput.js';
 
 describe('cdcNames', () => {
   it('derives valid, distinct slot and publication names from the connector id', () => {
