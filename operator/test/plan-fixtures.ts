@@ -1,17 +1,24 @@
-import { WORKER_FINALIZER, type ConnectorResource, type WorkerObservation } from '@sluice/shared';
+import {
+  WORKER_FINALIZER,
+  type ConnectorResource,
+  type DataModelResource,
+  type PipelineResource,
+  type SubscriptionResource,
+  type WorkerObservation,
+} from '@sluice/shared';
 import type { Action, Plan } from '../src/reconcile/actions.js';
 import type { ConnectorInput } from '../src/reconcile/connector/connector.plan.js';
 
-// What the planners' unit tests share: a connector, its planner's input, and
-// reading a plan back.
+// What the planners' unit tests share: catalog objects typed as the
+// resources are (overrides of spec and metadata, no casts), a connector
+// planner's input, and reading a plan back.
 
 export const NOW = '2026-11-23T12:00:00Z';
 export const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
 
-export function connector(
-  over: Partial<ConnectorResource['spec']> = {},
-  meta: Partial<ConnectorResource['metadata']> = {},
-) {
+type Meta = Partial<ConnectorResource['metadata']>;
+
+export function connector(over: Partial<ConnectorResource['spec']> = {}, meta: Meta = {}): ConnectorResource {
   return {
     apiVersion: 'sluice.dev/v1alpha1',
     kind: 'Connector',
@@ -24,7 +31,71 @@ export function connector(
       desiredState: 'running',
       ...over,
     },
-  } as ConnectorResource;
+  };
+}
+
+const errorTable = { enabled: false };
+
+export function datamodel(over: Partial<DataModelResource['spec']> = {}, meta: Meta = {}): DataModelResource {
+  return {
+    apiVersion: 'sluice.dev/v1alpha1',
+    kind: 'DataModel',
+    metadata: { name: id(2), namespace: 'ns', generation: 1, ...meta },
+    spec: {
+      name: 'orders',
+      teamId: id(9),
+      connectorId: id(1),
+      entry: 'orders',
+      enabled: true,
+      errorTable,
+      ...over,
+    },
+  };
+}
+
+export function subscription(
+  over: Partial<SubscriptionResource['spec']> = {},
+  meta: Meta = {},
+): SubscriptionResource {
+  return {
+    apiVersion: 'sluice.dev/v1alpha1',
+    kind: 'Subscription',
+    metadata: { name: id(3), namespace: 'ns', generation: 1, ...meta },
+    spec: {
+      name: 'orders-to-wh',
+      teamId: id(9),
+      datamodelId: id(2),
+      targetConnectorId: id(4),
+      targetTableName: 'orders',
+      mapperConfig: [],
+      consumerId: 'c',
+      backfill: false,
+      enabled: true,
+      errorTable,
+      ...over,
+    },
+  };
+}
+
+export function pipeline(over: Partial<PipelineResource['spec']> = {}, meta: Meta = {}): PipelineResource {
+  return {
+    apiVersion: 'sluice.dev/v1alpha1',
+    kind: 'Pipeline',
+    metadata: { name: id(5), namespace: 'ns', generation: 1, ...meta },
+    spec: {
+      name: 'orders-copy',
+      teamId: id(9),
+      sourceConnectorId: id(1),
+      targetConnectorId: id(4),
+      datamodelId: id(2),
+      subscriptionId: id(3),
+      ownsSource: true,
+      ownsTarget: true,
+      desiredState: 'running',
+      version: 1,
+      ...over,
+    },
+  };
 }
 
 export const input = (c: ConnectorResource, worker?: WorkerObservation): ConnectorInput => ({

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
-import type { ClusterPort, DataModelResource, SubscriptionResource, WorkerRuntimePort } from '@sluice/shared';
+import type {
+  ClusterObject,
+  ClusterPort,
+  DataModelResource,
+  SluiceKind,
+  SubscriptionResource,
+  WorkerRuntimePort,
+} from '@sluice/shared';
 import { silentLogger } from '../controller/logger.js';
 import { MetricsRegistry } from '@sluice/shared';
 import { MonitoringCollector } from './monitoring-collector.js';
@@ -18,17 +25,50 @@ describe('MonitoringCollector', () => {
   let server: Server;
   let url = '';
   const writes: { name: string; status: Record<string, unknown> }[] = [];
-  const sub = {
+  const errorTable = { enabled: false };
+  const sub: SubscriptionResource = {
+    apiVersion: 'sluice.dev/v1alpha1',
     kind: 'Subscription',
     metadata: { name: 'sub', namespace: 'ns' },
-    spec: { datamodelId: 'dm', targetConnectorId: 'tgt' },
-    status: {} as Record<string, unknown>,
+    spec: {
+      name: 'orders-to-wh',
+      teamId: 'team',
+      datamodelId: 'dm',
+      targetConnectorId: 'tgt',
+      targetTableName: 'orders',
+      mapperConfig: [],
+      consumerId: 'c',
+      backfill: false,
+      enabled: true,
+      errorTable,
+    },
+    status: {},
   };
-  const dm = {
+  const dm: DataModelResource = {
+    apiVersion: 'sluice.dev/v1alpha1',
     kind: 'DataModel',
     metadata: { name: 'dm', namespace: 'ns' },
-    spec: { connectorId: 'src' },
+    spec: { name: 'orders', teamId: 'team', connectorId: 'src', entry: 'orders', enabled: true, errorTable },
     status: {},
+  };
+  // Stand-ins of the two ports the collector reads and writes through.
+  const cluster: Pick<ClusterPort, 'patchStatus'> = {
+    async patchStatus<T extends ClusterObject>(
+      _kind: SluiceKind,
+      _ns: string,
+      name: string,
+      status: Record<string, unknown>,
+    ): Promise<T> {
+      writes.push({ name, status });
+      // As the API server would: the next round reads what was written.
+      const o = name === 'sub' ? sub : dm;
+      o.status = { ...o.status, ...status };
+      return o as T;
+    },
+  };
+  const runtime: Pick<WorkerRuntimePort, 'list' | 'metricsUrl'> = {
+    list: async () => [{ id: 'ns/tgt', phase: 'ready', configHash: 'h', restarts: 0 }],
+    metricsUrl: async (id) => (id === 'ns/tgt' ? url : undefined),
   };
   let now = '2026-11-23T12:00:00Z';
 
@@ -45,25 +85,9 @@ describe('MonitoringCollector', () => {
 
   const collector = () =>
     new MonitoringCollector({
-      cluster: {
-        async patchStatus(_kind: string, _ns: string, name: string, status: Record<string, unknown>) {
-          writes.push({ name, status });
-          // As the API server would: the next round reads what was written.
-          const o = name === 'sub' ? sub : dm;
-          o.status = { ...o.status, ...status };
-          return {};
-        },
-      } as unknown as ClusterPort,
-      runtime: {
-        list: async () => [{ id: 'ns/tgt', phase: 'ready', configHash: 'h', restarts: 0 }],
-        metricsUrl: async (id: string) => (id === 'ns/tgt' ? url : undefined),
-      } as unknown as WorkerRuntimePort,
-      catalog: () => ({
-        connectors: [],
-        datamodels: [dm as unknown as DataModelResource],
-        subscriptions: [sub as unknown as SubscriptionResource],
-        pipelines: [],
-      }),
+      cluster,
+      runtime,
+      catalog: () => ({ connectors: [], datamodels: [dm], subscriptions: [sub], pipelines: [] }),
       log: silentLogger,
       intervalMs: 60_000,
       slotWalDegradedBytes: 1024 ** 3,

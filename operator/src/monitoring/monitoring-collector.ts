@@ -28,8 +28,10 @@ export interface CatalogView {
 }
 
 export interface MonitoringCollectorOptions {
-  cluster: ClusterPort;
-  runtime: WorkerRuntimePort;
+  /** Where the figures are written (merge patches of status). */
+  cluster: Pick<ClusterPort, 'patchStatus'>;
+  /** Which workers are ready, and where each one's /metrics answers. */
+  runtime: Pick<WorkerRuntimePort, 'list' | 'metricsUrl'>;
   /** The operator's caches. */
   catalog: () => CatalogView;
   log: Logger;

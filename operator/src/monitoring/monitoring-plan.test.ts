@@ -6,6 +6,7 @@ import type {
   PipelineResource,
   SubscriptionResource,
 } from '@sluice/shared';
+import { connector, datamodel, pipeline as pipelineOf, subscription } from '../../test/plan-fixtures.js';
 import type { Action } from '../reconcile/actions.js';
 import { planMonitoring, type MonitoringInput, type ScrapedWorker } from './monitoring-plan.js';
 import { emptyFigures, type WorkerFigures } from './worker-figures.js';
@@ -13,37 +14,23 @@ import { emptyFigures, type WorkerFigures } from './worker-figures.js';
 const NOW = '2026-11-23T12:00:00Z';
 const LATER = '2026-11-23T12:00:15Z';
 const meta = (name: string) => ({ name, namespace: 'ns', generation: 1 });
-const src = {
-  kind: 'Connector',
-  metadata: meta('src'),
-  spec: { name: 'src' },
-} as unknown as ConnectorResource;
-const tgt = {
-  kind: 'Connector',
-  metadata: meta('tgt'),
-  spec: { name: 'tgt' },
-} as unknown as ConnectorResource;
-const dm = (monitoring?: Monitoring) =>
-  ({
-    kind: 'DataModel',
-    metadata: meta('dm'),
-    spec: { connectorId: 'src' },
-    status: { monitoring },
-  }) as unknown as DataModelResource;
-const sub = (monitoring?: Monitoring) =>
-  ({
-    kind: 'Subscription',
-    metadata: meta('sub'),
-    spec: { datamodelId: 'dm', targetConnectorId: 'tgt' },
-    status: { monitoring },
-  }) as unknown as SubscriptionResource;
-const pipeline = (monitoring?: Monitoring) =>
-  ({
-    kind: 'Pipeline',
-    metadata: meta('p'),
-    spec: { sourceConnectorId: 'src', targetConnectorId: 'tgt', datamodelId: 'dm', subscriptionId: 'sub' },
-    status: { monitoring },
-  }) as unknown as PipelineResource;
+const src = connector({ name: 'src' }, meta('src'));
+const tgt = connector({ name: 'tgt', connectorType: 'KAFKA_TARGET' }, meta('tgt'));
+const dm = (monitoring?: Monitoring): DataModelResource => ({
+  ...datamodel({ connectorId: 'src' }, meta('dm')),
+  status: { monitoring },
+});
+const sub = (monitoring?: Monitoring): SubscriptionResource => ({
+  ...subscription({ datamodelId: 'dm', targetConnectorId: 'tgt' }, meta('sub')),
+  status: { monitoring },
+});
+const pipeline = (monitoring?: Monitoring): PipelineResource => ({
+  ...pipelineOf(
+    { sourceConnectorId: 'src', targetConnectorId: 'tgt', datamodelId: 'dm', subscriptionId: 'sub' },
+    meta('p'),
+  ),
+  status: { monitoring },
+});
 
 const source = (published: number, startedAtMs = Date.parse(NOW) - 60_000, wal?: number): WorkerFigures => ({
   ...emptyFigures(),

@@ -1,12 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  WORKER_FINALIZER,
   type Condition,
   type ConnectorResource,
-  type PipelineResource,
   type ReplicationSlotStatus,
   type SubscriptionResource,
 } from '@sluice/shared';
+import { connector, pipeline as pipelineOf } from '../../test/plan-fixtures.js';
 import type { Action, Plan } from './actions.js';
 import { planConnector } from './connector/connector.plan.js';
 import { planPipeline } from './pipeline/pipeline.plan.js';
@@ -21,27 +20,20 @@ const slot = (bytes: number): ReplicationSlotStatus => ({
   measuredAt: NOW,
 });
 
-const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[]) =>
-  ({
-    apiVersion: 'sluice.dev/v1alpha1',
-    kind: 'Connector',
-    metadata: { name: 'src', namespace: 'ns', generation: 1, finalizers: [WORKER_FINALIZER] },
-    spec: {
-      name: 'pg',
-      teamId: 't',
-      connectorType: 'POSTGRES_SOURCE',
-      configuration: {},
-      desiredState: 'stopped',
-    },
-    status: {
-      state: 'paused',
-      observedGeneration: 1,
-      effectiveState: 'stopped',
-      effectiveReason: 'Its desiredState is stopped',
-      ...(replicationSlot ? { replicationSlot } : {}),
-      ...(conditions ? { conditions } : {}),
-    },
-  }) as unknown as ConnectorResource;
+const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[]): ConnectorResource => ({
+  ...connector(
+    { name: 'pg', teamId: 't', connectorType: 'POSTGRES_SOURCE', configuration: {}, desiredState: 'stopped' },
+    { name: 'src' },
+  ),
+  status: {
+    state: 'paused',
+    observedGeneration: 1,
+    effectiveState: 'stopped',
+    effectiveReason: 'Its desiredState is stopped',
+    ...(replicationSlot ? { replicationSlot } : {}),
+    ...(conditions ? { conditions } : {}),
+  },
+});
 
 const connectorPlan = (c: ConnectorResource, now = NOW) =>
   planConnector({
@@ -87,17 +79,16 @@ describe('the Degraded condition of a replication slot retaining WAL', () => {
   it('makes the pipeline of that source Degraded too', () => {
     const source = paused(slot(12 * MiB));
     const other = { ...paused(), metadata: { ...paused().metadata, name: 'tgt' } } as ConnectorResource;
-    const pipeline = {
-      kind: 'Pipeline',
-      metadata: { name: 'p', namespace: 'ns', generation: 1 },
-      spec: {
+    const pipeline = pipelineOf(
+      {
         desiredState: 'paused',
         ownsSource: false,
         ownsTarget: false,
         sourceConnectorId: 'src',
         targetConnectorId: 'tgt',
       },
-    } as unknown as PipelineResource;
+      { name: 'p' },
+    );
     const subscription = {
       metadata: { name: 's', namespace: 'ns' },
       spec: { enabled: false },

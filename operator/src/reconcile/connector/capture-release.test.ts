@@ -1,19 +1,21 @@
 import { describe, expect, it } from '@jest/globals';
 import { CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared';
+import { connector } from '../../../test/plan-fixtures.js';
 import { captureReleaseStep } from './capture-release.js';
 
-const deleting = (type: string, annotations: Record<string, string> = {}): ConnectorResource =>
-  ({
-    apiVersion: 'sluice.dev/v1alpha1',
-    kind: 'Connector',
-    metadata: {
+const deleting = (
+  type: ConnectorResource['spec']['connectorType'],
+  annotations: Record<string, string> = {},
+): ConnectorResource =>
+  connector(
+    { connectorType: type, configuration: {} },
+    {
       name: '0b6f1c2e-1111-4aaa-8bbb-000000000001',
       namespace: 'sluice',
       deletionTimestamp: '2026-11-23T10:00:00Z',
       annotations,
     },
-    spec: { connectorType: type, configuration: {} },
-  }) as unknown as ConnectorResource;
+  );
 
 describe('the deletion of a PostgreSQL source waits for the gateway to drop its slot', () => {
   const at = (s: number) => new Date(Date.parse('2026-11-23T10:00:00Z') + s * 1000).toISOString();
