@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { countAllOf, fetchPage, fullCount } from '../../db/paging.js';
-import type { NewUser, UserPatch, UserRow } from '../../db/schema.js';
+import type { NewUser, ServiceAccountTokensTable, UserPatch, UserRow } from '../../db/schema.js';
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -87,15 +87,7 @@ export function countActiveSuperusers(db: Db) {
 // Service accounts: a user row with is_service_account and its tokens.
 export function insertServiceAccountToken(
   db: Db,
-  row: {
-    id: string;
-    name: string;
-    owner_id: string;
-    user_id: string;
-    env_id: string;
-    team_id: string | null;
-    expires_at: Date;
-  },
+  row: Omit<Insertable<ServiceAccountTokensTable>, 'created_at' | 'revoked_at'>,
 ) {
   return db
     .insertInto('service_account_tokens')
