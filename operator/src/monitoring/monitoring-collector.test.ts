@@ -8,6 +8,7 @@ import type {
   SubscriptionResource,
   WorkerRuntimePort,
 } from '@sluice/shared';
+import { datamodel, subscription } from '../../test/plan-fixtures.js';
 import { silentLogger } from '../controller/logger.js';
 import { MetricsRegistry } from '@sluice/shared';
 import { MonitoringCollector } from './monitoring-collector.js';
@@ -25,32 +26,12 @@ describe('MonitoringCollector', () => {
   let server: Server;
   let url = '';
   const writes: { name: string; status: Record<string, unknown> }[] = [];
-  const errorTable = { enabled: false };
+  const meta = (name: string) => ({ name, namespace: 'ns' });
   const sub: SubscriptionResource = {
-    apiVersion: 'sluice.dev/v1alpha1',
-    kind: 'Subscription',
-    metadata: { name: 'sub', namespace: 'ns' },
-    spec: {
-      name: 'orders-to-wh',
-      teamId: 'team',
-      datamodelId: 'dm',
-      targetConnectorId: 'tgt',
-      targetTableName: 'orders',
-      mapperConfig: [],
-      consumerId: 'c',
-      backfill: false,
-      enabled: true,
-      errorTable,
-    },
+    ...subscription({ datamodelId: 'dm', targetConnectorId: 'tgt' }, meta('sub')),
     status: {},
   };
-  const dm: DataModelResource = {
-    apiVersion: 'sluice.dev/v1alpha1',
-    kind: 'DataModel',
-    metadata: { name: 'dm', namespace: 'ns' },
-    spec: { name: 'orders', teamId: 'team', connectorId: 'src', entry: 'orders', enabled: true, errorTable },
-    status: {},
-  };
+  const dm: DataModelResource = { ...datamodel({ connectorId: 'src' }, meta('dm')), status: {} };
   // Stand-ins of the two ports the collector reads and writes through.
   const cluster: Pick<ClusterPort, 'patchStatus'> = {
     async patchStatus<T extends ClusterObject>(

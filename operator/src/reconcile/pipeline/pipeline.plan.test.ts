@@ -3,31 +3,17 @@ import {
   RESTART_ANNOTATION,
   STOP_ANNOTATION,
   type ConnectorResource,
-  type PipelineResource,
   type SubscriptionResource,
 } from '@sluice/shared';
-import { connector, id, NOW, status, types } from '../../../test/plan-fixtures.js';
+import { connector, id, NOW, pipeline as pipelineOf, status, types } from '../../../test/plan-fixtures.js';
 import { planPipeline } from './pipeline.plan.js';
 
 describe('planPipeline (spec 3.1)', () => {
   const pipeline = (desiredState: 'draft' | 'running' | 'paused', annotations?: Record<string, string>) =>
-    ({
-      apiVersion: 'sluice.dev/v1alpha1',
-      kind: 'Pipeline',
-      metadata: { name: id(5), namespace: 'ns', generation: 2, ...(annotations ? { annotations } : {}) },
-      spec: {
-        name: 'p',
-        teamId: id(9),
-        sourceConnectorId: id(1),
-        targetConnectorId: id(4),
-        datamodelId: id(2),
-        subscriptionId: id(3),
-        ownsSource: true,
-        ownsTarget: false,
-        desiredState,
-        version: 1,
-      },
-    }) as PipelineResource;
+    pipelineOf(
+      { name: 'p', ownsTarget: false, desiredState },
+      { generation: 2, ...(annotations ? { annotations } : {}) },
+    );
   const src = (state?: string, desiredState: 'running' | 'stopped' = 'running') =>
     ({
       ...connector({ desiredState }),
