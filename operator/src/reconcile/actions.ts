@@ -27,7 +27,7 @@ export type Action =
   | { type: 'deleteSecret'; namespace: string; name: string }
   /**
    * A warehouse's connection test with the settings of this object, its
-   * verdict written as its status (warehouse-tester.ts).
+   * verdict written as its status (warehouse/warehouse.tester.ts).
    */
   | { type: 'testWarehouse'; warehouse: WarehouseResource }
   /** A Kubernetes Event on the object (a log line in the embedded mode). */

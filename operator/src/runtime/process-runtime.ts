@@ -24,7 +24,7 @@ import { WorkerListeners } from './worker-listeners.js';
 // being asked to (a crash, kill -9, exit 0) is restarted with kubelet's
 // back-off (backoff.ts), its restarts counted and how its last run ended
 // kept; whether that makes the connector `error` is the operator's call
-// (reconcile/worker-status.ts), on the same facts as under Kubernetes.
+// (reconcile/connector/worker-status.ts), on the same facts as under Kubernetes.
 
 export interface ProcessRuntimeOptions {
   /** argv of the worker program; the runtime appends nothing (config comes by env). */
