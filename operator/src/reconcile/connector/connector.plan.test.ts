@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  CONNECTOR_MOVES,
   RESTART_ANNOTATION,
   WORKER_FINALIZER,
+  type ConnectorMove,
   type SubscriptionResource,
   type WorkerObservation,
 } from '@sluice/shared';
@@ -158,5 +160,31 @@ describe('planConnector (spec 3.2)', () => {
     expect(
       types(planConnector({ ...input(connector({}, { deletionTimestamp: NOW })), secretNamespace: 'ns' })),
     ).toEqual(['patch']);
+  });
+});
+
+describe('the automatic moves of spec 3.2 (CONNECTOR_MOVES)', () => {
+  it('are the states the planner writes, each one made by the planner', () => {
+    const c = connector();
+    const { hash } = connectorWorker(input(c));
+    const observed = (over: Partial<WorkerObservation>): WorkerObservation => ({
+      id: id(1),
+      phase: 'starting',
+      configHash: hash,
+      restarts: 0,
+      ...over,
+    });
+    const stopped = connector({ desiredState: 'stopped' });
+    const made: Record<ConnectorMove, ReturnType<typeof planConnector>> = {
+      workerReady: planConnector(input(c, observed({ phase: 'ready' }))),
+      workerStarting: planConnector(input(c)),
+      workerFailed: planConnector(input(c, observed({ phase: 'failed', message: 'bad password' }))),
+      stopAsked: planConnector(input(stopped, observed({ phase: 'ready' }))),
+      workerGone: planConnector(input(stopped)),
+    };
+    expect(Object.keys(made).sort()).toEqual(Object.keys(CONNECTOR_MOVES).sort());
+    for (const [move, plan] of Object.entries(made)) {
+      expect([move, status(plan)?.state]).toEqual([move, CONNECTOR_MOVES[move as ConnectorMove].to]);
+    }
   });
 });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  PIPELINE_MOVES,
   RESTART_ANNOTATION,
+  type PipelineMove,
   STOP_ANNOTATION,
   type ConnectorResource,
+  type PipelineResource,
   type SubscriptionResource,
 } from '@sluice/shared';
 import { connector, id, NOW, pipeline as pipelineOf, status, types } from '../../../test/plan-fixtures.js';
@@ -134,5 +137,40 @@ describe('planPipeline (spec 3.1)', () => {
     });
     expect(types(plan)).toEqual(['patchStatus', 'event']);
     expect(status(plan)).toMatchObject({ state: 'draft' });
+  });
+
+  it('writes the state of the move it makes (PIPELINE_MOVES), and makes each of them', () => {
+    const plan = (
+      p: PipelineResource,
+      source = src('live'),
+      target = dst('live'),
+      subscription = sub(true),
+    ) => planPipeline({ pipeline: p, source, target, subscription, now: NOW });
+    const stoppedAfterStart = {
+      ...src('paused', 'stopped'),
+      metadata: { ...src().metadata, annotations: { [STOP_ANNOTATION]: NOW } },
+    } as ConnectorResource;
+    const made: Record<PipelineMove, ReturnType<typeof planPipeline>> = {
+      draft: plan(pipeline('draft')),
+      pauseAsked: plan(pipeline('paused')),
+      partMissing: planPipeline({
+        pipeline: pipeline('running'),
+        source: undefined,
+        target: dst(),
+        subscription: sub(true),
+        now: NOW,
+      }),
+      partStopped: plan(
+        pipeline('running', { [RESTART_ANNOTATION]: '2026-11-23T11:00:00Z' }),
+        stoppedAfterStart,
+      ),
+      partFailed: plan(pipeline('running'), src('error')),
+      partsLive: plan(pipeline('running')),
+      partsConverging: plan(pipeline('running'), src('live'), dst('building')),
+    };
+    expect(Object.keys(made).sort()).toEqual(Object.keys(PIPELINE_MOVES).sort());
+    for (const [move, p] of Object.entries(made)) {
+      expect([move, status(p)?.state]).toEqual([move, PIPELINE_MOVES[move as PipelineMove].to]);
+    }
   });
 });
