@@ -1,5 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import type { OutboundPolicy } from '@sluice/shared';
+import { chain, type Chained } from '../failure.js';
 
 // The outbound address policy on the broker connections of a Kafka client.
 // The client dials the bootstrap brokers, then every broker the cluster's
@@ -21,30 +22,14 @@ export function brokerOutbound(policy: OutboundPolicy): BrokerOutbound {
   return { lookup: policy.lookup, assertHost: (host) => policy.assertHost(host) };
 }
 
-interface Chained {
-  message?: unknown;
-  code?: unknown;
-  errors?: unknown[];
-  cause?: unknown;
-  broker?: { host?: unknown; port?: unknown };
-}
+/** An error of the chain, with the broker the client's connection errors name. */
+type BrokerError = Chained & { broker?: { host?: unknown; port?: unknown } };
 
 /** The first error of the chain (outermost first) that `test` accepts. */
-function find(error: unknown, test: (e: Chained) => boolean): Chained | undefined {
-  const walk = (e: unknown, depth: number): Chained | undefined => {
-    if (depth > 6 || typeof e !== 'object' || e === null) return undefined;
-    const c = e as Chained;
-    if (test(c)) return c;
-    for (const inner of c.errors ?? []) {
-      const found = walk(inner, depth + 1);
-      if (found) return found;
-    }
-    return walk(c.cause, depth + 1);
-  };
-  return walk(error, 0);
-}
+const find = (error: unknown, test: (e: BrokerError) => boolean): BrokerError | undefined =>
+  (chain(error) as BrokerError[]).find(test);
 
-const isRefusal = (e: Chained) => e.code === 'EADDRDENIED';
+const isRefusal = (e: BrokerError) => e.code === 'EADDRDENIED';
 
 /** Whether an outbound policy refused a connection somewhere in this error's chain. */
 export function isOutboundRefusal(error: unknown): boolean {
@@ -56,7 +41,7 @@ export function isOutboundRefusal(error: unknown): boolean {
  * connection was refused somewhere in this error's chain, else undefined.
  */
 export function brokerRefusal(error: unknown): string | undefined {
-  const refused = find(error, (e) => e.broker !== undefined && isRefusal((e.cause ?? {}) as Chained));
+  const refused = find(error, (e) => e.broker !== undefined && isRefusal((e.cause ?? {}) as BrokerError));
   if (!refused) return undefined;
   const host = String(refused.broker?.host);
   const where = `${host.includes(':') ? `[${host}]` : host}:${String(refused.broker?.port)}`;
