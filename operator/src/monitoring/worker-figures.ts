@@ -3,7 +3,7 @@ import type { Sample } from './prometheus-text.js';
 
 // What one worker's /metrics say, by the ids the catalog knows: a source
 // worker's figures by data model, a target worker's by subscription
-// (dataplane/src: sources/*, target/target-loop.ts).
+// (dataplane/src: sources/*, target/metrics.ts).
 
 type ById = Record<string, number>;
 

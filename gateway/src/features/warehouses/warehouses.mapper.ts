@@ -1,5 +1,6 @@
 import {
   REDACTED,
+  WAREHOUSE_INITIAL_STATE,
   isSecretRef,
   redactSecrets,
   warehouseIdOf,
@@ -38,7 +39,7 @@ export function toWarehouseRead(row: WarehouseRecord): WarehouseRead {
     access_token: token,
     catalog: spec.catalog ?? null,
     schema: spec.schema ?? null,
-    status: (status.state ?? 'Draft') as WarehouseRead['status'],
+    status: (status.state ?? WAREHOUSE_INITIAL_STATE) as WarehouseRead['status'],
     status_message: status.message ?? null,
     tested_at: status.testedAt ?? null,
     created_at: toIso(row.created_at),
