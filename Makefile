@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_BIN := $(shell scripts/node24.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: run test install build lint format check clean bench
+.PHONY: run test install build lint format check clean bench image
 
 # `npm ci`: exactly the committed lockfile (which lists every platform's
 # optional packages, as Node 24's npm writes it), and a fresh clone stays clean.
@@ -23,6 +23,12 @@ build: install
 run: build
 	node gateway/dist/main.js
 
+# The image `make test` starts (e2e/image.test.ts): built once per commit.
+IMAGE_STAMP := .sluice/image-$(shell git rev-parse --short HEAD 2>/dev/null || echo none).stamp
+$(IMAGE_STAMP):
+	scripts/image/build.sh
+	@rm -f .sluice/image-*.stamp && touch $@
+
 # The whole suite against a real PostgreSQL server (installed and started when
 # none is reachable) and against PGlite, and against a real Kubernetes API
 # server (kube-apiserver + etcd built from Go modules and cached in
@@ -30,10 +36,17 @@ run: build
 # Kafka broker (KRaft, jars from Maven Central cached in ~/.cache/sluice/kafka;
 # docs/testing-kafka.md), and against a real MariaDB server (Debian's package;
 # scripts/with-mariadb.sh), never skipping their tests.
-test: build
+# It also starts the Sluice image (docs/image.md), built once per commit.
+test: build $(IMAGE_STAMP)
 	npm run check:static
-	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 SLUICE_REQUIRE_MYSQL=1 scripts/with-postgres.sh scripts/with-kube.sh \
+	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 SLUICE_REQUIRE_MYSQL=1 SLUICE_REQUIRE_IMAGE=1 scripts/with-postgres.sh scripts/with-kube.sh \
 	  scripts/with-kafka.sh scripts/with-mariadb.sh npm test
+
+# The Sluice image from the Dockerfile, with buildah: no Docker engine, no
+# registry; its base (Debian minbase + Node 24) is made here once per machine.
+# Loaded into podman's store (and containerd's when one runs); docs/image.md.
+image:
+	scripts/image/build.sh
 
 # Builds (once per machine) the kube-apiserver and etcd that `make test` runs.
 .PHONY: kube
