@@ -17,7 +17,7 @@ export default {
   transform: { '^.+\\.ts$': swc },
   // Sources import siblings as `./x.js` (NodeNext); tests run the .ts files.
   moduleNameMapper: {
-    '^@sluice/shared$': '<rootDir>/shared/src/index.ts',
+    '^@sluice/shared/([a-z-]+)$': '<rootDir>/shared/src/$1/index.ts',
     '^@sluice/gateway$': '<rootDir>/gateway/src/index.ts',
     '^@sluice/operator$': '<rootDir>/operator/src/index.ts',
     '^@sluice/dataplane$': '<rootDir>/dataplane/src/index.ts',

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load, loadAll } from 'js-yaml';
-import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
+import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared/ports';
 
 // The Helm chart (charts/sluice), its values schema, and the Dockerfile, checked
 // the way a user would meet them: `helm lint`, `helm template` with the default

@@ -28,7 +28,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { Admin } from '@platformatic/kafka';
-import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
+import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared/ports';
 import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';

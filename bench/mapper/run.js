@@ -30,9 +30,9 @@ const SLICES = Math.max(4, Math.round(SECONDS * 5));
 
 const loadShared = async () => {
   try {
-    return await import('@sluice/shared');
+    return await import('@sluice/shared/mapper');
   } catch (e) {
-    console.error(`Cannot import @sluice/shared (${e.message}).\nBuild it first: npm run build`);
+    console.error(`Cannot import @sluice/shared/mapper (${e.message}).\nBuild it first: npm run build`);
     process.exit(1);
   }
 };

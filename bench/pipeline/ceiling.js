@@ -70,7 +70,7 @@ const asText = (v) =>
   v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
 const postgresLoader = async (o) => {
-  const { compileMapper } = await import('@sluice/shared');
+  const { compileMapper } = await import('@sluice/shared/mapper');
   const mapper = o.rules.length ? compileMapper(o.rules) : null;
   const keyOf = (columns) => {
     const keys = o.rules.filter((r) => r.primary_key).map((r) => r.key);

@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/kafka';
-import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared';
+import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared/ports';
 import { SHAPES, rng } from '../mapper/shapes.js';
 import { runJsonChild } from './child.js';
 import { messagesIn } from './kafka.js';

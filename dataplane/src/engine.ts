@@ -1,4 +1,5 @@
-import type { MetricsRegistry, WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
+import type { MetricsRegistry } from '@sluice/shared/metrics';
 
 // The contract between the worker program and its engines, apart from the
 // registry (engines.ts) so that engines and the target loop depend on it

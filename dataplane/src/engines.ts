@@ -1,4 +1,4 @@
-import type { WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import type { Engine } from './engine.js';
 import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';

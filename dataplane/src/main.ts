@@ -7,7 +7,8 @@
 // connector shows `error` with that message, never a pretend `live`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { MetricsRegistry } from '@sluice/shared/metrics';
 import type { WorkerContext } from './engine.js';
 import { engineFor } from './engines.js';
 

@@ -1,4 +1,4 @@
-import { OutboundPolicy, parseCidrList } from '@sluice/shared';
+import { OutboundPolicy, parseCidrList } from '@sluice/shared/net';
 
 // The address policy of workers' outbound connections (database sources and
 // targets, webhooks, the brokers of Kafka sources and targets and of their

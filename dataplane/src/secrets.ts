@@ -1,4 +1,5 @@
-import { isSecretRef, secretEnvName, secretFromEnv } from '@sluice/shared';
+import { isSecretRef } from '@sluice/shared/connectors';
+import { secretEnvName, secretFromEnv } from '@sluice/shared/secrets';
 
 // A worker never reads a secret store: every runtime hands it the values of
 // the references in its configuration as environment variables named by

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, type Producer } from '@platformatic/kafka';
-import type { WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import { describeWithKafka, startPrivateKafka, type PrivateKafka } from '../../shared/test/kafka.js';
 import {
   assertWorkerBuilt,

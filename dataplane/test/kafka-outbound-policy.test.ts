@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, Producer } from '@platformatic/kafka';
-import type { WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { changeEvent } from '../src/contracts.js';
 import { countingListener, hostPort, type CountingListener } from './counting-listener.js';

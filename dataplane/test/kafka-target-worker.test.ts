@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, type Producer } from '@platformatic/kafka';
-import { secretEnvName, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { secretEnvName } from '@sluice/shared/secrets';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
 import {
   assertWorkerBuilt,

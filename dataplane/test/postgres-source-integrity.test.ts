@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { cdcNames } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
 import {
   exitedEarly,
   readTopic,

@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import {
-  isNamespaceName,
-  warehouseOutboundFromEnv,
-  watchNamespaces,
-  type WarehouseOutboundSettings,
-} from '@sluice/shared';
+import { isNamespaceName, watchNamespaces } from '@sluice/shared/cluster';
+import { warehouseOutboundFromEnv, type WarehouseOutboundSettings } from '@sluice/shared/warehouses';
 
 export type DeploymentMode = 'SELF_HOSTED' | 'CLOUD';
 

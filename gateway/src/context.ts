@@ -1,10 +1,6 @@
-import type {
-  ClusterPort,
-  OutboundHttpOptions,
-  SecretBox,
-  SecretStorePort,
-  WorkerReaderPort,
-} from '@sluice/shared';
+import type { SecretBox } from '@sluice/shared/crypto';
+import type { OutboundHttpOptions } from '@sluice/shared/net';
+import type { ClusterPort, SecretStorePort, WorkerReaderPort } from '@sluice/shared/ports';
 import type { Logger } from 'pino';
 import type { Passwords } from './auth/passwords.js';
 import type { PrincipalCache } from './auth/principal-cache.js';

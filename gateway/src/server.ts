@@ -4,16 +4,10 @@ import { join } from 'node:path';
 import { WORKER_MAIN } from '@sluice/dataplane';
 import { Controller, DeploymentWorkers, LogEventRecorder, ProcessRuntime } from '@sluice/operator';
 import { KubeConfig } from '@kubernetes/client-node';
-import {
-  EmbeddedCluster,
-  EmbeddedSecretStore,
-  KubernetesCluster,
-  KubernetesSecretStore,
-  moveManagedSecrets,
-  reuseConnections,
-  SecretBox,
-  type WorkerConfig,
-} from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { EmbeddedCluster, KubernetesCluster, reuseConnections } from '@sluice/shared/cluster';
+import { SecretBox } from '@sluice/shared/crypto';
+import { EmbeddedSecretStore, KubernetesSecretStore, moveManagedSecrets } from '@sluice/shared/secrets';
 import { buildApp } from './app.js';
 import { workerEnvFor } from './features/connectors/connectors.worker-config.js';
 import { attachWebSockets } from './features/logs/logs.socket.js';

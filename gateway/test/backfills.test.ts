@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Admin, type Producer } from '@platformatic/kafka';
-import type { SubscriptionResource } from '@sluice/shared';
+import type { SubscriptionResource } from '@sluice/shared/catalog';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import {

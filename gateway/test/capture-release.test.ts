@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { cdcNames } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
 import {
   createScratchDatabase,
   describeWithPostgres,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CONNECTOR_TYPE_IDS, validateConnectorConfig } from '@sluice/shared';
+import { CONNECTOR_TYPE_IDS, validateConnectorConfig } from '@sluice/shared/connectors';
 import { startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 interface Field {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REDACTED, STOP_ANNOTATION, type ConnectorResource } from '@sluice/shared';
+import { STOP_ANNOTATION, type ConnectorResource } from '@sluice/shared/catalog';
+import { REDACTED } from '@sluice/shared/schemas';
 import {
   configs,
   createConnector,

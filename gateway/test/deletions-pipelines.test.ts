@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
-import type { SluiceKind } from '@sluice/shared';
+import type { SluiceKind } from '@sluice/shared/ports';
 import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { managedSecretName, type SluiceKind } from '@sluice/shared';
+import { managedSecretName, type SluiceKind } from '@sluice/shared/ports';
 import { deletionRunner, stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
 import { createContext, createLogger } from '../src/server.js';
 import { configs, createEnv, SECRETS } from './catalog-fixtures.js';

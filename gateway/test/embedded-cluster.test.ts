@@ -4,14 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import {
-  EmbeddedCluster,
-  ExpiredError,
-  InvalidError,
-  type ClusterObject,
-  type EmbeddedClusterOptions,
-  type SluiceKind,
-} from '@sluice/shared';
+import { EmbeddedCluster, InvalidError, type EmbeddedClusterOptions } from '@sluice/shared/cluster';
+import { ExpiredError, type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
 import { describeClusterContract, sleep, startWatch } from '../../shared/test/cluster-contract.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { databaseKinds, type DbKind } from './harness.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { MAX_PAGE } from '@sluice/shared';
+import { MAX_PAGE } from '@sluice/shared/schemas';
 import { MAX_JSON_DEPTH } from '../src/http/input-limits.js';
 import { closeScanned, configs, createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';

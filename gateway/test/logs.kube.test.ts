@@ -8,7 +8,7 @@ import {
   RbacAuthorizationV1Api,
   type V1PolicyRule,
 } from '@kubernetes/client-node';
-import { workerId } from '@sluice/shared';
+import { workerId } from '@sluice/shared/ports';
 import { silentLogger } from '@sluice/operator';
 import { DeploymentRuntime } from '../../operator/src/runtime/deployment-runtime.js';
 import { defaultPodTemplate, deploymentName } from '../../operator/src/runtime/worker-deployment.js';

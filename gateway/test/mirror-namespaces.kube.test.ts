@@ -10,7 +10,9 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { KubernetesCluster, SLUICE_KINDS, type ConnectorResource } from '@sluice/shared';
+import { type ConnectorResource } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { SLUICE_KINDS } from '@sluice/shared/ports';
 import { MirrorSync } from '../src/mirror/sync.js';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { configs, createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';

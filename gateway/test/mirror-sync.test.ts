@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { EmbeddedCluster, SLUICE_KINDS, type ClusterObject, type SluiceKind } from '@sluice/shared';
+import { EmbeddedCluster } from '@sluice/shared/cluster';
+import { SLUICE_KINDS, type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
 import {
   readCursor,
   recordConsumedAtSwitch,

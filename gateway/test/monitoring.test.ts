@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { Condition, ConnectorResource, PipelineResource } from '@sluice/shared';
+import type { Condition, ConnectorResource, PipelineResource } from '@sluice/shared/catalog';
 import { Admin } from '@platformatic/kafka';
 import {
   assertWorkerBuilt,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataModelResource } from '@sluice/shared';
+import type { DataModelResource } from '@sluice/shared/catalog';
 import { closeScanned, configs, kafkaPipeline, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, type TestGateway } from './harness.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';

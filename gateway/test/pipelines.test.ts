@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REDACTED, STOP_ANNOTATION, type PipelineResource } from '@sluice/shared';
+import { STOP_ANNOTATION, type PipelineResource } from '@sluice/shared/catalog';
+import { REDACTED } from '@sluice/shared/schemas';
 import {
   configs,
   createConnector,

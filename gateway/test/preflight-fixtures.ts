@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { freePort } from '@sluice/shared';
+import { freePort } from '@sluice/shared/net';
 import type { TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 

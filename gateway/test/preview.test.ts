@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, type Producer } from '@platformatic/kafka';
-import { decryptValue } from '@sluice/shared';
+import { decryptValue } from '@sluice/shared/mapper';
 import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
 import { freePort, newProducer } from '../../dataplane/test/kafka-helpers.js';

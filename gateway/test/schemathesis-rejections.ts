@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CONNECTOR_TYPES, type ConnectorTypeDef, type PreflightAction } from '@sluice/shared';
+import { CONNECTOR_TYPES, type ConnectorTypeDef, type PreflightAction } from '@sluice/shared/connectors';
 import { isSupported } from '../src/features/preflight/preflight.service.js';
 import type { TestGateway, TestUser } from './harness.js';
 import type { Seeded } from './schemathesis-seed.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
-import type { ConnectorResource } from '@sluice/shared';
+import type { ConnectorResource } from '@sluice/shared/catalog';
 import {
   resolvedWorkerConfig,
   connectorWorkerConfig,

@@ -5,7 +5,7 @@ import {
   SecretNotFoundError,
   SecretNotGrantedError,
   type SecretScope,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 const PLAINTEXT = 'pl41ntext-db-passw0rd-xyz';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decryptValue } from '@sluice/shared';
+import { decryptValue } from '@sluice/shared/mapper';
 import { startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 describe('POST /api/smt/process_mapper', () => {

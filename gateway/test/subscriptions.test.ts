@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REDACTED } from '@sluice/shared';
+import { REDACTED } from '@sluice/shared/schemas';
 import {
   configs,
   createConnector,

@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import {
-  MANAGED_SECRET_LABEL,
-  TEAM_LABEL,
-  warehouseConnectionFingerprint,
-  type WarehouseResource,
-  type WarehouseSpec,
-} from '@sluice/shared';
+import { TEAM_LABEL, type WarehouseResource, type WarehouseSpec } from '@sluice/shared/catalog';
+import { MANAGED_SECRET_LABEL } from '@sluice/shared/ports';
+import { warehouseConnectionFingerprint } from '@sluice/shared/warehouses';
 import { expectPassedTest, expectRefusedAddress } from '../../shared/test/warehouse-status.js';
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { WarehouseResource } from '@sluice/shared';
+import type { WarehouseResource } from '@sluice/shared/catalog';
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import {

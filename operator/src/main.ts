@@ -10,15 +10,13 @@ import { readFileSync } from 'node:fs';
 import { CoordinationV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
 import {
   KubernetesCluster,
-  KubernetesSecretStore,
   isNamespaceName,
   reuseConnections,
   watchNamespaces,
-  warehouseHttpOptions,
-  warehouseOutboundFromEnv,
-  type ClusterPort,
-  type WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/cluster';
+import { type ClusterPort, type WorkerRuntimePort } from '@sluice/shared/ports';
+import { KubernetesSecretStore } from '@sluice/shared/secrets';
+import { warehouseHttpOptions, warehouseOutboundFromEnv } from '@sluice/shared/warehouses';
 import { Controller } from './controller/controller.js';
 import { KubernetesEventRecorder } from './controller/kube-events.js';
 import type { Logger } from './controller/logger.js';

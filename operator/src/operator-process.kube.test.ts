@@ -5,7 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubernetesCluster, type ConnectorResource } from '@sluice/shared';
+import { type ConnectorResource } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 
 // Two operator processes (the built `operator/dist/main.js`, as the chart

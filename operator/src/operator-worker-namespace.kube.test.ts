@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubernetesCluster, workerId, type ConnectorResource } from '@sluice/shared';
+import { type ConnectorResource } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { workerId } from '@sluice/shared/ports';
 import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
 import { defaultPodTemplate, workerDeployment } from './runtime/worker-deployment.js';
 

@@ -4,8 +4,8 @@ import {
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
-  type WorkerObservation,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type WorkerObservation } from '@sluice/shared/ports';
 import type { Action, Plan } from '../src/reconcile/actions.js';
 import type { ConnectorInput } from '../src/reconcile/connector/connector.plan.js';
 

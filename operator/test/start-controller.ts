@@ -1,10 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  KubernetesCluster,
-  KubernetesSecretStore,
-  type ClusterPort,
-  type WorkerRuntimePort,
-} from '@sluice/shared';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { type ClusterPort, type WorkerRuntimePort } from '@sluice/shared/ports';
+import { KubernetesSecretStore } from '@sluice/shared/secrets';
 import { Controller, type ControllerOptions } from '../src/controller/controller.js';
 import { KubernetesEventRecorder } from '../src/controller/kube-events.js';
 import { silentLogger } from '../src/controller/logger.js';

@@ -5,7 +5,8 @@
 // template and e2e/argocd-health.test.ts fail when a committed file differs.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { healthCheckPath, renderHealthCheck, SLUICE_KINDS } from '@sluice/shared';
+import { healthCheckPath, renderHealthCheck } from '@sluice/shared/catalog';
+import { SLUICE_KINDS } from '@sluice/shared/ports';
 import { ARGOCD_DIR, CM_PATCH, renderCmPatch } from './gen-cm-patch.js';
 
 for (const kind of SLUICE_KINDS) {

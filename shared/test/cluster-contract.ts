@@ -10,7 +10,7 @@ import {
   type ObjectMeta,
   type SluiceKind,
   type WatchEvent,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 
 /**
  * The contract of the cluster port (shared/src/ports/cluster.ts): what every

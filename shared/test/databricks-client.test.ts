@@ -2,16 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import {
   DatabricksApiError,
   DatabricksClient,
-  OutboundPolicy,
-  OutboundRequestError,
   checkUnityName,
   normalizeHostname,
   runStatement,
   testConnection,
   waitTimeoutFor,
   warehouseIdOf,
-  type OutboundHttpOptions,
-} from '../src/index.js';
+} from '@sluice/shared/databricks';
+import { OutboundPolicy, OutboundRequestError, type OutboundHttpOptions } from '@sluice/shared/net';
 import { DatabricksStandIn } from './databricks-stand-in.js';
 
 const TOKEN = 'dapi-client-test-token-0000';

@@ -1,5 +1,7 @@
 import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubernetesCluster, RESOURCE_SCHEMAS, SLUICE_KINDS, type ClusterObject } from '@sluice/shared';
+import { RESOURCE_SCHEMAS } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { SLUICE_KINDS, type ClusterObject } from '@sluice/shared/ports';
 import { describeClusterContract } from './cluster-contract.js';
 import { describeWithKube, startPrivateApiServer } from './kube.js';
 

@@ -1,13 +1,9 @@
 import { beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import {
-  InvalidError,
-  KubernetesSecretStore,
-  SecretNotFoundError,
-  SecretNotGrantedError,
-  type SecretScope,
-} from '@sluice/shared';
+import { InvalidError } from '@sluice/shared/cluster';
+import { SecretNotFoundError, SecretNotGrantedError, type SecretScope } from '@sluice/shared/ports';
+import { KubernetesSecretStore } from '@sluice/shared/secrets';
 import { describeWithKube, testKubeConfig } from './kube.js';
 
 // The secret-store port on Kubernetes Secrets, against the real API server.

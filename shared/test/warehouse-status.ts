@@ -1,5 +1,6 @@
 import { expect } from '@jest/globals';
-import { warehouseConnectionFingerprint, type WarehouseResource } from '@sluice/shared';
+import { type WarehouseResource } from '@sluice/shared/catalog';
+import { warehouseConnectionFingerprint } from '@sluice/shared/warehouses';
 
 // What a Warehouse's status says after a connection test, as the gateway's
 // POST /warehouses/{id}/test and the operator's reconciler both write it

@@ -1,5 +1,5 @@
 import { Producer, ProduceAcks, type MessageToProduce } from '@platformatic/kafka';
-import type { WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engine.js';
 import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';

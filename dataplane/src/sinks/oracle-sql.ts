@@ -1,4 +1,4 @@
-import type { CastType } from '@sluice/shared';
+import type { CastType } from '@sluice/shared/mapper';
 import { columnsOf, inferPgType } from './postgres-ddl.js';
 
 // What the ORACLE_TARGET sink sends, as pure functions of the batch (no

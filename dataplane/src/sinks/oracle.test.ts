@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
-import { OutboundPolicy, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { OutboundPolicy } from '@sluice/shared/net';
 import type { OracleSession } from '../systems/oracle/connection.js';
 import type { OracleBindDef } from './oracle-sql.js';
 import { engineFor } from '../engines.js';

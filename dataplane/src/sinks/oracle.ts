@@ -1,4 +1,6 @@
-import type { CastType, OutboundPolicy, WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
+import type { CastType } from '@sluice/shared/mapper';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { Engine } from '../engine.js';
 import {

@@ -1,4 +1,4 @@
-import type { CastType } from '@sluice/shared';
+import type { CastType } from '@sluice/shared/mapper';
 import { quoteIdent } from '../systems/postgres/connection.js';
 
 // What the PostgreSQL target creates: a table per target_table_name, its

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { CastType, OutboundPolicy } from '@sluice/shared';
+import type { CastType } from '@sluice/shared/mapper';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import type { Sink, SinkRecord } from '../contracts.js';
 import {
   connectClient,

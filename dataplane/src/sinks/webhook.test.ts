@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundPolicy } from '@sluice/shared';
+import { OutboundPolicy } from '@sluice/shared/net';
 import type { SinkRecord } from '../contracts.js';
 import { createWebhookSink, WebhookDeliveryError, type WebhookTargetSettings } from './webhook.js';
 

@@ -1,11 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import {
-  abortableSleep,
   OutboundRequestError,
   requestJson,
   type JsonResponse,
   type OutboundPolicy,
-} from '@sluice/shared';
+} from '@sluice/shared/net';
+import { abortableSleep } from '@sluice/shared/util';
 import type { Sink, SinkRecord } from '../contracts.js';
 
 // The WEBHOOK_TARGET sink: rows as JSON to an HTTP endpoint, `batch_size`

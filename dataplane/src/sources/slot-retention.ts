@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { cdcNames, type OutboundPolicy } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
+import { type OutboundPolicy } from '@sluice/shared/net';
 import { openSession, pgWhere } from '../systems/postgres/connection.js';
 import { describePgFailure } from '../systems/postgres/errors.js';
 import { PostgresCdcError, type PostgresSourceSettings } from './postgres-cdc/contract.js';

@@ -1,4 +1,4 @@
-import { OutboundAddressDeniedError } from '@sluice/shared';
+import { OutboundAddressDeniedError } from '@sluice/shared/net';
 
 // A failure of an external system is a sentence the user reads — as a
 // pre-flight answer or as a worker's error alike: one sentence, from the most

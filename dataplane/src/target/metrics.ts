@@ -1,4 +1,4 @@
-import { LATENCY_BUCKETS_S } from '@sluice/shared';
+import { LATENCY_BUCKETS_S } from '@sluice/shared/metrics';
 import type { WorkerContext } from '../engine.js';
 
 export type TargetMetrics = ReturnType<typeof metricsOf>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { MetricsRegistry, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { MetricsRegistry } from '@sluice/shared/metrics';
 import { mapMessage, prepareSubscription, type ConsumedMessage } from './records.js';
 import { metricsOf } from './metrics.js';
 import { mapBatch, mapBatchInSlices } from './write-path.js';

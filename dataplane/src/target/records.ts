@@ -1,4 +1,5 @@
-import { compileMapper, type CompiledMapper, type MapperRow, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { compileMapper, type CompiledMapper, type MapperRow } from '@sluice/shared/mapper';
 import type { ChangeEvent, SinkRecord } from '../contracts.js';
 
 // One consumed message → the records a target writes: parse, map with each

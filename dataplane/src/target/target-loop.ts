@@ -1,4 +1,4 @@
-import type { WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import type { Sink } from '../contracts.js';
 import type { Engine, WorkerContext } from '../engine.js';
 import { describeKafkaFailure } from '../systems/kafka/errors.js';

@@ -1,4 +1,4 @@
-import { abortableSleep } from '@sluice/shared';
+import { abortableSleep } from '@sluice/shared/util';
 import type { Sink, SinkRecord } from '../contracts.js';
 import type { WorkerContext } from '../engine.js';
 import { isOutboundRefusal } from '../systems/kafka/broker-policy.js';

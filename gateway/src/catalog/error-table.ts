@@ -1,4 +1,4 @@
-import type { ErrorTable } from '@sluice/shared';
+import type { ErrorTable } from '@sluice/shared/catalog';
 import type { GatewayContext } from '../context.js';
 import { unprocessable, type ValidationIssue } from '../http/errors.js';
 import { findConnector } from '../features/connectors/connectors.repository.js';

@@ -1,4 +1,6 @@
-import { isSecretRef, REDACTED, validateMapperConfig, type SecretRef } from '@sluice/shared';
+import { isSecretRef, type SecretRef } from '@sluice/shared/connectors';
+import { validateMapperConfig } from '@sluice/shared/mapper';
+import { REDACTED } from '@sluice/shared/schemas';
 import type { GatewayContext } from '../context.js';
 import type { ValidationIssue } from '../http/errors.js';
 import { missingReferences, teamSecretScope } from './secrets.js';

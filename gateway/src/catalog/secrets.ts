@@ -1,12 +1,12 @@
+import { isSecretRef } from '@sluice/shared/connectors';
 import {
-  isSecretRef,
   MANAGED_SECRET_LABEL,
   SecretNotFoundError,
   SecretNotGrantedError,
   type ClusterObject,
   type SecretScope,
   type SluiceKind,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 import type { Principal } from '../auth/principal.js';
 import type { GatewayContext } from '../context.js';
 import { placesOfTeams, placesOfUser } from '../features/secrets/secrets.repository.js';
@@ -15,7 +15,7 @@ import type { Step } from './store.js';
 
 // The managed secret of a catalog object (spec 2.14): `managedSecretName` in
 // shared (the operator deletes a connector's too).
-export { managedSecretName } from '@sluice/shared';
+export { managedSecretName } from '@sluice/shared/ports';
 
 /**
  * The scope a reference of an object of `teamId` is checked in

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  CLUSTER_API_VERSION,
-  NotFoundError,
-  type ClusterObject,
-  type ClusterPort,
-  type SluiceKind,
-} from '@sluice/shared';
+import { CLUSTER_API_VERSION } from '@sluice/shared/cluster';
+import { NotFoundError, type ClusterObject, type ClusterPort, type SluiceKind } from '@sluice/shared/ports';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { ValidationIssue } from '../http/errors.js';

@@ -1,4 +1,5 @@
-import { controlPlaneOutboundPolicy, type OutboundPolicy } from '@sluice/shared';
+import { type OutboundPolicy } from '@sluice/shared/net';
+import { controlPlaneOutboundPolicy } from '@sluice/shared/warehouses';
 import type { GatewayContext } from '../context.js';
 
 // The gateway's own outbound connections (pre-flight checks, previews,

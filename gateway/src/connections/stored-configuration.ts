@@ -1,18 +1,14 @@
+import { type ConnectorResource } from '@sluice/shared/catalog';
 import {
   changedDestination,
   isSecretRef,
-  managedSecretName,
-  REDACTED,
-  SecretNotFoundError,
   secretPaths,
-  secretSlots,
-  setAt,
-  valueAt,
   withConnectorDefaults,
-  type ConnectorResource,
   type ConnectorTypeDef,
-  type SecretScope,
-} from '@sluice/shared';
+} from '@sluice/shared/connectors';
+import { managedSecretName, SecretNotFoundError, type SecretScope } from '@sluice/shared/ports';
+import { REDACTED } from '@sluice/shared/schemas';
+import { secretSlots, setAt, valueAt } from '@sluice/shared/secrets';
 import type { GatewayContext } from '../context.js';
 import { referenceMessage, teamSecretScope } from '../catalog/secrets.js';
 import { unprocessable, type ValidationIssue } from '../http/errors.js';

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { ConflictError } from '@sluice/shared';
+import { ConflictError } from '@sluice/shared/ports';
 
 export interface ValidationIssue {
   loc: (string | number)[];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '@sluice/shared';
+import { canonicalJson } from '@sluice/shared/util';
 import type { Db } from '../db/database.js';
 import { conflict, invalid } from './errors.js';
 import type { Reply } from './route.js';

@@ -1,5 +1,6 @@
 import { Kind, type TSchema } from '@sinclair/typebox';
-import { SLUICE_VERSION, ErrorBody, ValidationErrorBody } from '@sluice/shared';
+import { ErrorBody, ValidationErrorBody } from '@sluice/shared/schemas';
+import { SLUICE_VERSION } from '@sluice/shared/util';
 import { MAX_JSON_DEPTH, NO_NUL_PATTERN } from './input-limits.js';
 import type { AnyRoute } from './route.js';
 

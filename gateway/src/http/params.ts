@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Uuid } from '@sluice/shared';
+import { Uuid } from '@sluice/shared/schemas';
 
 /** Path parameters used across features: a malformed UUID is a 422 with its `loc`. */
 export const IdParams = Type.Object({ id: Uuid });

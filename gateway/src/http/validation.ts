@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { instanceLoc, issueMessage, issueType, withoutIds } from '@sluice/shared';
+import { instanceLoc, issueMessage, issueType, withoutIds } from '@sluice/shared/validation';
 import type { ValidationIssue } from './errors.js';
 
 // ajv-formats is CommonJS with a default export.

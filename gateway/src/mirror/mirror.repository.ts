@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ClusterObject, SluiceKind } from '@sluice/shared';
+import type { ClusterObject, SluiceKind } from '@sluice/shared/ports';
 import type { Db } from '../db/database.js';
 import { MIRROR_TABLES, project, type MirrorTable } from './projections.js';
 

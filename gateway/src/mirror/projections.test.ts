@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLUSTER_API_VERSION, type ClusterObject, type SluiceKind } from '@sluice/shared';
+import { CLUSTER_API_VERSION } from '@sluice/shared/cluster';
+import { type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
 import { isMirrorable, project } from './projections.js';
 
 const ID = '0b5c6a3e-2f7d-4c1e-9a8b-1d2e3f405162';

@@ -2,15 +2,14 @@ import {
   CONNECTOR_INITIAL_STATE,
   PIPELINE_INITIAL_STATE,
   WAREHOUSE_INITIAL_STATE,
-  connectorType,
-  type ClusterObject,
   type ConnectorResource,
   type DataModelResource,
   type PipelineResource,
-  type SluiceKind,
   type SubscriptionResource,
   type WarehouseResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
+import { type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
 
 // Object → mirror row, one pure function per kind. The columns a list filters
 // or joins on are projected out of spec/status; the rest stays in the jsonb

@@ -1,5 +1,4 @@
 import {
-  abortableSleep,
   ExpiredError,
   SLUICE_KINDS,
   type ClusterObject,
@@ -7,7 +6,8 @@ import {
   type ListResult,
   type SluiceKind,
   type WatchEvent,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
+import { abortableSleep } from '@sluice/shared/util';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import {

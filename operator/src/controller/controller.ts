@@ -4,7 +4,7 @@ import type {
   SecretStorePort,
   SluiceKind,
   WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 import { MonitoringCollector } from '../monitoring/monitoring-collector.js';
 import type { ObjectRef } from '../reconcile/actions.js';
 import { captureReleaseTimeoutMs } from '../reconcile/connector/capture-release.js';

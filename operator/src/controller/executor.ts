@@ -4,7 +4,7 @@ import {
   type ClusterPort,
   type SecretStorePort,
   type WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 import type { Action } from '../reconcile/actions.js';
 import type { EventRecorder } from './events.js';
 import { testWarehouse, type WarehouseTesterOptions } from '../reconcile/warehouse/warehouse.tester.js';

@@ -12,16 +12,14 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
-  KubernetesCluster,
-  SLUICE_KINDS,
   STOP_ANNOTATION,
-  type ClusterObject,
   type ConnectorResource,
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
-  type WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { SLUICE_KINDS, type ClusterObject, type WorkerRuntimePort } from '@sluice/shared/ports';
 import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
 import { startController } from '../../test/start-controller.js';

@@ -1,4 +1,4 @@
-import type { ClusterObject, ClusterPort, SluiceKind } from '@sluice/shared';
+import type { ClusterObject, ClusterPort, SluiceKind } from '@sluice/shared/ports';
 import { Informer } from './informer.js';
 import type { Logger } from './logger.js';
 

@@ -1,10 +1,5 @@
-import {
-  abortableSleep,
-  ExpiredError,
-  type ClusterObject,
-  type ClusterPort,
-  type SluiceKind,
-} from '@sluice/shared';
+import { ExpiredError, type ClusterObject, type ClusterPort, type SluiceKind } from '@sluice/shared/ports';
+import { abortableSleep } from '@sluice/shared/util';
 import type { Logger } from './logger.js';
 
 /**

@@ -1,5 +1,5 @@
 import { CoreV1Api, type CoreV1Event as CoreV1EventBody, type KubeConfig } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION } from '@sluice/shared';
+import { API_GROUP, API_VERSION } from '@sluice/shared/util';
 import type { ObjectRef } from '../reconcile/actions.js';
 import type { EventRecorder } from './events.js';
 import type { Logger } from './logger.js';

@@ -11,16 +11,15 @@ import {
   PatchStrategy,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { type WarehouseResource, type WarehouseSpec } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { MANAGED_SECRET_LABEL } from '@sluice/shared/ports';
+import { KubernetesSecretStore } from '@sluice/shared/secrets';
 import {
-  KubernetesCluster,
-  KubernetesSecretStore,
-  MANAGED_SECRET_LABEL,
   warehouseConnectionFingerprint,
   warehouseHttpOptions,
   warehouseOutboundFromEnv,
-  type WarehouseResource,
-  type WarehouseSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/warehouses';
 import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
 import { DatabricksStandIn } from '../../../shared/test/databricks-stand-in.js';
 import { expectPassedTest, expectRefusedAddress } from '../../../shared/test/warehouse-status.js';

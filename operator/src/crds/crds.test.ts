@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { customResourceDefinition, SLUICE_KINDS, structuralSchema } from '@sluice/shared';
+import { customResourceDefinition, structuralSchema } from '@sluice/shared/catalog';
+import { SLUICE_KINDS } from '@sluice/shared/ports';
 import { Type } from '@sinclair/typebox';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,4 +1,5 @@
-import { customResourceDefinition, SLUICE_KINDS, type SluiceKind } from '@sluice/shared';
+import { customResourceDefinition } from '@sluice/shared/catalog';
+import { SLUICE_KINDS, type SluiceKind } from '@sluice/shared/ports';
 import { dump } from 'js-yaml';
 
 /** Where `npm run gen:crds` writes the CRDs, relative to the repository root. */

@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
-import type {
-  ClusterObject,
-  ClusterPort,
-  DataModelResource,
-  SluiceKind,
-  SubscriptionResource,
-  WorkerRuntimePort,
-} from '@sluice/shared';
+import type { DataModelResource, SubscriptionResource } from '@sluice/shared/catalog';
+import type { ClusterObject, ClusterPort, SluiceKind, WorkerRuntimePort } from '@sluice/shared/ports';
 import { datamodel, subscription } from '../../test/plan-fixtures.js';
 import { silentLogger } from '../controller/logger.js';
-import { MetricsRegistry } from '@sluice/shared';
+import { MetricsRegistry } from '@sluice/shared/metrics';
 import { MonitoringCollector } from './monitoring-collector.js';
 
 // The collector against a real HTTP /metrics (the worker's own registry) and

@@ -1,13 +1,11 @@
 import {
-  abortableSleep,
-  NotFoundError,
-  type ClusterPort,
   type ConnectorResource,
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
-  type WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { NotFoundError, type ClusterPort, type WorkerRuntimePort } from '@sluice/shared/ports';
+import { abortableSleep } from '@sluice/shared/util';
 import type { Logger } from '../controller/logger.js';
 import { planMonitoring, type ScrapedWorker } from './monitoring-plan.js';
 import { parsePrometheusText } from './prometheus-text.js';

@@ -5,7 +5,7 @@ import type {
   Monitoring,
   PipelineResource,
   SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import { connector, datamodel, pipeline as pipelineOf, subscription } from '../../test/plan-fixtures.js';
 import type { Action } from '../reconcile/actions.js';
 import { planMonitoring, type MonitoringInput, type ScrapedWorker } from './monitoring-plan.js';

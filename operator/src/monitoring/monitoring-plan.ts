@@ -5,7 +5,7 @@ import type {
   Monitoring,
   PipelineResource,
   SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import type { Action, ObjectRef } from '../reconcile/actions.js';
 import { histogramQuantile, mergeBuckets } from './histogram-quantile.js';
 import type { WorkerFigures } from './worker-figures.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MetricsRegistry } from '@sluice/shared';
+import { MetricsRegistry } from '@sluice/shared/metrics';
 import { histogramQuantile, mergeBuckets } from './histogram-quantile.js';
 import { parsePrometheusText } from './prometheus-text.js';
 import { workerFigures } from './worker-figures.js';

@@ -1,4 +1,5 @@
-import type { SluiceKind, WarehouseResource, WorkerSpec } from '@sluice/shared';
+import type { WarehouseResource } from '@sluice/shared/catalog';
+import type { SluiceKind, WorkerSpec } from '@sluice/shared/ports';
 
 // What a reconciler decides, as data: the executor (executor.ts) applies
 // these, the unit tests read them. A plan that is empty changes nothing, so

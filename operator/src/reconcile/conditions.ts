@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Condition } from '@sluice/shared';
+import type { Condition } from '@sluice/shared/catalog';
 
 export type ConditionType = 'Ready' | 'Progressing' | 'Degraded';
 export type ConditionValue = { status: 'True' | 'False' | 'Unknown'; reason: string; message: string };

@@ -7,8 +7,8 @@ import {
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
-  type WorkerObservation,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type WorkerObservation } from '@sluice/shared/ports';
 import type { Action, Plan } from './actions.js';
 import { connectorWorker, planConnector, type ConnectorInput } from './connector/connector.plan.js';
 import { planDataModel } from './datamodel/datamodel.plan.js';

@@ -1,4 +1,4 @@
-import type { ConnectorResource, DataModelResource, SubscriptionResource } from '@sluice/shared';
+import type { ConnectorResource, DataModelResource, SubscriptionResource } from '@sluice/shared/catalog';
 import type { Action } from './actions.js';
 import { conditions, statusDiff, type ConditionType, type ConditionValue } from './conditions.js';
 import { refOf } from './reconciler.js';

@@ -1,4 +1,4 @@
-import type { ClusterObject, SluiceKind } from '@sluice/shared';
+import type { ClusterObject, SluiceKind } from '@sluice/shared/ports';
 import type { ObjectRef, Plan } from './actions.js';
 
 /** The controller's caches as a reconciler reads them. */

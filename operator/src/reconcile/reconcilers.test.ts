@@ -1,11 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type {
-  ClusterObject,
-  SluiceKind,
-  WarehouseResource,
-  WorkerObservation,
-  WorkerRuntimePort,
-} from '@sluice/shared';
+import type { WarehouseResource } from '@sluice/shared/catalog';
+import type { ClusterObject, SluiceKind, WorkerObservation, WorkerRuntimePort } from '@sluice/shared/ports';
 import { connector, datamodel, id, NOW, pipeline, status, subscription } from '../../test/plan-fixtures.js';
 import type { ObjectRef } from './actions.js';
 import { refKey, type CacheView, type Reconciler } from './reconciler.js';

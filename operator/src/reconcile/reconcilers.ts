@@ -1,4 +1,4 @@
-import type { WorkerRuntimePort } from '@sluice/shared';
+import type { WorkerRuntimePort } from '@sluice/shared/ports';
 import { connectorReconciler } from './connector/connector.reconciler.js';
 import { dataModelReconciler } from './datamodel/datamodel.reconciler.js';
 import { pipelineReconciler } from './pipeline/pipeline.reconciler.js';

@@ -4,7 +4,7 @@ import {
   type ConnectorResource,
   type ReplicationSlotStatus,
   type SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import { connector, pipeline as pipelineOf } from '../../test/plan-fixtures.js';
 import type { Action, Plan } from './actions.js';
 import { planConnector } from './connector/connector.plan.js';

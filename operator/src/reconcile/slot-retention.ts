@@ -1,4 +1,4 @@
-import type { ReplicationSlotStatus } from '@sluice/shared';
+import type { ReplicationSlotStatus } from '@sluice/shared/catalog';
 import type { ConditionValue } from './conditions.js';
 
 // A PostgreSQL source's replication slot keeps WAL on the source server until

@@ -1,4 +1,4 @@
-import type { Condition } from '@sluice/shared';
+import type { Condition } from '@sluice/shared/catalog';
 import type { Action, ObjectRef } from './actions.js';
 import { conditions, stateConditions, statusDiff, type ConditionValue } from './conditions.js';
 

@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, KubeConfig, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import {
-  KubernetesCluster,
-  secretEnvName,
-  WORKER_FINALIZER,
-  workerId,
-  type ConnectorResource,
-  type WorkerSpec,
-} from '@sluice/shared';
+import { WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { workerId, type WorkerSpec } from '@sluice/shared/ports';
+import { secretEnvName } from '@sluice/shared/secrets';
 import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
 import { KubeletStandIn } from '../../test/kubelet-stand-in.js';
 import { startController } from '../../test/start-controller.js';

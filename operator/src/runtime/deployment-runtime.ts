@@ -1,5 +1,6 @@
 import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { SecretKeyRef, WorkerRuntimePort, WorkerSpec } from '@sluice/shared';
+import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared/ports';
+import type { SecretKeyRef } from '@sluice/shared/secrets';
 import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
 import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './worker-deployment.js';
 

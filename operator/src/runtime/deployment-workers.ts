@@ -12,7 +12,7 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
-import type { WorkerObservation, WorkerReaderPort } from '@sluice/shared';
+import type { WorkerObservation, WorkerReaderPort } from '@sluice/shared/ports';
 import type { Logger } from '../controller/logger.js';
 import { WorkerListeners } from './worker-listeners.js';
 import { observeWorker } from './worker-observation.js';

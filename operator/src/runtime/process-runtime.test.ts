@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { WorkerObservation } from '@sluice/shared';
+import type { WorkerObservation } from '@sluice/shared/ports';
 import { ProcessRuntime } from './process-runtime.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../test/fixtures/scripted-worker.mjs');

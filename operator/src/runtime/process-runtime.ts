@@ -3,15 +3,15 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { constants as osConstants } from 'node:os';
+import { type WorkerTermination } from '@sluice/shared/catalog';
+import { freePort } from '@sluice/shared/net';
 import {
   describeTermination,
-  freePort,
   workerNodeOptions,
   type WorkerObservation,
   type WorkerRuntimePort,
   type WorkerSpec,
-  type WorkerTermination,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
 import { backoffTiming, CrashBackoff, type BackoffTiming } from './backoff.js';
 import { LogRing } from './log-ring.js';
 import { inheritedWorkerEnv } from './worker-environment.js';

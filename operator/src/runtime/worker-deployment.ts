@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment, V1EnvVar, V1PodTemplateSpec } from '@kubernetes/client-node';
-import {
-  parseWorkerId,
-  secretEnvName,
-  secretRefsIn,
-  type SecretKeyRef,
-  type WorkerSpec,
-} from '@sluice/shared';
+import { parseWorkerId, type WorkerSpec } from '@sluice/shared/ports';
+import { secretEnvName, secretRefsIn, type SecretKeyRef } from '@sluice/shared/secrets';
 import { WORKER_PROGRAM } from './worker-program.js';
 
 // The Deployment of one worker, as a pure function of the worker spec and the

@@ -1,14 +1,12 @@
+import { type ConnectorResource, type DataModelResource } from '@sluice/shared/catalog';
 import {
-  grantedRefs,
   managedSecretName,
   type ClusterPort,
-  type ConnectorResource,
-  type DataModelResource,
-  type SecretKeyRef,
   type SecretScope,
   type SecretStorePort,
   type WorkerSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/ports';
+import { grantedRefs, type SecretKeyRef } from '@sluice/shared/secrets';
 
 // Which secret references a worker pod is given (docs/security.md, "Secret
 // references"): a worker Deployment maps each to a `secretKeyRef` that the

@@ -1,5 +1,6 @@
 import { ApiException, AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { moveManagedSecrets, type SecretStorePort } from '@sluice/shared';
+import { type SecretStorePort } from '@sluice/shared/ports';
+import { moveManagedSecrets } from '@sluice/shared/secrets';
 import type { Logger } from '../controller/logger.js';
 import { WORKER_SELECTOR } from './worker-deployment.js';
 

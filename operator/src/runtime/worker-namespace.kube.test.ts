@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { ApiException, AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import {
-  KubernetesCluster,
-  KubernetesSecretStore,
-  workerId,
-  type ConnectorResource,
-  type WorkerSpec,
-} from '@sluice/shared';
+import { type ConnectorResource } from '@sluice/shared/catalog';
+import { KubernetesCluster } from '@sluice/shared/cluster';
+import { workerId, type WorkerSpec } from '@sluice/shared/ports';
+import { KubernetesSecretStore } from '@sluice/shared/secrets';
 import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
 import { startController } from '../../test/start-controller.js';
 import { silentLogger } from '../controller/logger.js';

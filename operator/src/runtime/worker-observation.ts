@@ -1,6 +1,7 @@
 import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { constants as osConstants } from 'node:os';
-import { describeTermination, type WorkerObservation, type WorkerTermination } from '@sluice/shared';
+import { type WorkerTermination } from '@sluice/shared/catalog';
+import { describeTermination, type WorkerObservation } from '@sluice/shared/ports';
 import { CONFIG_HASH_ANNOTATION, WORKER_CONTAINER } from './worker-deployment.js';
 
 // What a worker Deployment and its pods say, in the port's terms — a pure

@@ -1,4 +1,4 @@
-import { API_GROUP, API_VERSION } from '../version.js';
+import { API_GROUP, API_VERSION } from '../util/version.js';
 import type { SluiceKind } from '../ports/cluster.js';
 
 // The Argo CD health checks of the five kinds (charts/sluice/argocd/<group>/<Kind>/health.lua),

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { SluiceKind } from '../ports/cluster.js';
-import { API_GROUP, API_VERSION } from '../version.js';
+import { API_GROUP, API_VERSION } from '../util/version.js';
 import { RESOURCE_SCHEMAS } from './resources.js';
 
 // The CustomResourceDefinitions of the five kinds, built from the same

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
 import type { ClusterObject } from '../ports/cluster.js';
-import { API_GROUP } from '../version.js';
+import { API_GROUP } from '../util/version.js';
 
 // The five custom resources of API group sluice.dev/v1alpha1 (architecture
 // brief, "Source of truth"): spec and status apart, status written only

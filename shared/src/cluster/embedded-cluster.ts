@@ -15,7 +15,7 @@ import {
   type WatchEventType,
   type ListResult,
 } from '../ports/cluster.js';
-import { API_GROUP, API_VERSION } from '../version.js';
+import { API_GROUP, API_VERSION } from '../util/version.js';
 import { InvalidError } from './errors.js';
 import { isJsonObject, jsonEqual, toJson, type Json } from './json.js';
 import { parseLabelSelector, type LabelRequirement } from './label-selector.js';

@@ -21,7 +21,7 @@ import {
   type WatchEvent,
 } from '../ports/cluster.js';
 import { abortableSleep } from '../util/abortable-sleep.js';
-import { API_GROUP, API_VERSION } from '../version.js';
+import { API_GROUP, API_VERSION } from '../util/version.js';
 import { InvalidError } from './errors.js';
 
 // The cluster port on a real API server (architecture brief, "Two runtimes,

@@ -5,7 +5,7 @@ import {
   type ScratchDatabase,
 } from '../../../../shared/test/postgres.js';
 import type { ChangeEvent } from '../../contracts.js';
-import { cdcNames } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
 import { startPostgresCdc } from './capture.js';
 import { dropPostgresCdc } from './cleanup.js';
 import type { PostgresCdcCapture } from './contract.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { cdcNames } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
 import { pgWhere } from '../../systems/postgres/connection.js';
 import { describePgFailure } from '../../systems/postgres/errors.js';
 import { formatLsn, parseLsn } from '../pgoutput.js';

@@ -1,4 +1,5 @@
-import { cdcNames, type OutboundPolicy } from '@sluice/shared';
+import { cdcNames } from '@sluice/shared/connectors';
+import { type OutboundPolicy } from '@sluice/shared/net';
 import { pgWhere, quoteIdent } from '../../systems/postgres/connection.js';
 import { describePgFailure } from '../../systems/postgres/errors.js';
 import { PostgresCdcError, type PostgresSourceSettings } from './contract.js';

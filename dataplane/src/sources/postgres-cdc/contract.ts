@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import type { ChangeEvent } from '../../contracts.js';
 import type { PostgresSettings } from '../../systems/postgres/connection.js';
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import {
   connectClient,
   pgConfig,

@@ -1,5 +1,5 @@
 import type { LookupFunction } from 'node:net';
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import { chain, type Chained } from '../failure.js';
 
 // The outbound address policy on the broker connections of a Kafka client.

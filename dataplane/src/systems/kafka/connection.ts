@@ -1,5 +1,6 @@
 import type { BaseOptions, SASLMechanismValue } from '@platformatic/kafka';
-import type { OutboundPolicy, StreamConnection } from '@sluice/shared';
+import type { StreamConnection } from '@sluice/shared/catalog';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import { brokerOutbound, type BrokerOutbound } from './broker-policy.js';
 
 // Connection settings of a Kafka cluster as the connector schemas spell them

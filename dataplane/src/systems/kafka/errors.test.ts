@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OutboundAddressDeniedError } from '@sluice/shared';
+import { OutboundAddressDeniedError } from '@sluice/shared/net';
 import { describeKafkaFailure } from './errors.js';
 
 // The Kafka client nests its errors (MultipleErrors → NetworkError →

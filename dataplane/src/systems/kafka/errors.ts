@@ -1,4 +1,4 @@
-import { oneLine } from '@sluice/shared';
+import { oneLine } from '@sluice/shared/util';
 import { chain, NETWORK, settled } from '../failure.js';
 import { brokerRefusal } from './broker-policy.js';
 

@@ -1,5 +1,5 @@
 import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import {
   clientOptions,
   kafkaConnection,

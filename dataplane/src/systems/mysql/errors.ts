@@ -1,4 +1,4 @@
-import { oneLine } from '@sluice/shared';
+import { oneLine } from '@sluice/shared/util';
 import { chain, NETWORK, settled } from '../failure.js';
 
 // The one description of a MySQL or MariaDB failure (connection, login, query).

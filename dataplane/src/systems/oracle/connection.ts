@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
-import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared/net';
+import { oneLine } from '@sluice/shared/util';
 import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from '../../sinks/oracle-sql.js';
 
 // Connections of the ORACLE_TARGET sink and of its pre-flight check, through

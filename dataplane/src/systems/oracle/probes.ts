@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import {
   describeOracleError,
   openOracleSession,

@@ -1,7 +1,7 @@
 import { Socket, isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 
 // Connection settings of a PostgreSQL source or target, as the worker has them
 // once the framework resolved the secret references (a plain password), turned

@@ -1,4 +1,4 @@
-import { oneLine } from '@sluice/shared';
+import { oneLine } from '@sluice/shared/util';
 import { chain, NETWORK, settled, type Chained } from '../failure.js';
 
 // The one description of a PostgreSQL failure (connection, login, query), for

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { OutboundPolicy } from '@sluice/shared';
+import type { OutboundPolicy } from '@sluice/shared/net';
 import { openSession, type PostgresSettings } from './connection.js';
 import { SystemFailure, refuseSshTunnel } from '../failure.js';
 import { describePgFailure } from './errors.js';

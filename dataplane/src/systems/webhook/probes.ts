@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { oneLine, OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared';
+import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared/net';
+import { oneLine } from '@sluice/shared/util';
 import { describeNetworkCode, SystemFailure } from '../failure.js';
 
 // check-credentials of a WEBHOOK_TARGET (spec 4.5). It must not deliver

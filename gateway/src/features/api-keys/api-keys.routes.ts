@@ -5,7 +5,7 @@ import {
   ApiKeyLogin,
   BearerResponse,
   ErrorBody,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import { requireSuperuser } from '../../auth/access.js';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';

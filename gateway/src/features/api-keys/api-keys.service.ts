@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { ApiKeyCreate, BearerResponse } from '@sluice/shared';
+import type { ApiKeyCreate, BearerResponse } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { badRequest, notFound, unprocessable } from '../../http/errors.js';

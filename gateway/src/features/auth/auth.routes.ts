@@ -7,7 +7,7 @@ import {
   UserCreate,
   UserRead,
   VerifyBody,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { loginLimiters, mailLimiters, mailSuppressed } from '../../auth/rate-limits.js';

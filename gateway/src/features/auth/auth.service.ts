@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { BearerResponse, UserCreate, UserRead } from '@sluice/shared';
+import type { BearerResponse, UserCreate, UserRead } from '@sluice/shared/schemas';
 import {
   consumeActionToken,
   deleteActionTokens,

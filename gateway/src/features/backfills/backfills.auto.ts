@@ -1,12 +1,12 @@
 import { groupHasReadTopic, platformStream, streamStart, type StreamStart } from '@sluice/dataplane';
 import {
   changeStreamTopic,
-  oneLine,
   type ConnectorResource,
   type DataModelResource,
   type SubscriptionSpec,
   type SubscriptionStatus,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { oneLine } from '@sluice/shared/util';
 import type { GatewayContext } from '../../context.js';
 import { recordConsumedAtSwitch } from '../../mirror/mirror.repository.js';
 import { resourceOf } from '../../mirror/projections.js';

@@ -15,9 +15,9 @@ import {
   sourceWorkerConfig,
   targetWorkerConfig,
   type ConnectorResource,
-  type OutboundPolicy,
   type WorkerConfig,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type OutboundPolicy } from '@sluice/shared/net';
 import type { GatewayContext } from '../../context.js';
 import {
   MissingObjectError,

@@ -1,13 +1,11 @@
 import { estimateTableRows, remainingIn, retainedRange } from '@sluice/dataplane';
 import {
   changeStreamTopic,
-  type BackfillMode,
-  type BackfillPreviewItem,
-  type BackfillRequest,
   type ConnectorResource,
   type DataModelResource,
   type SubscriptionSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type BackfillMode, type BackfillPreviewItem, type BackfillRequest } from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

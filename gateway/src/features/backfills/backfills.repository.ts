@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import { ACTIVE_BACKFILL_STATES, type BackfillState } from '@sluice/shared';
+import { ACTIVE_BACKFILL_STATES, type BackfillState } from '@sluice/shared/schemas';
 import type { Db } from '../../db/database.js';
 import type {
   AutoBackfillsTable,

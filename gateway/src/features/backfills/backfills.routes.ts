@@ -4,7 +4,7 @@ import {
   BackfillRunParams,
   BackfillRunRead,
   BackfillStatusQuery,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { accepted, ok, route, type AnyRoute } from '../../http/route.js';
 import * as backfills from './backfills.service.js';

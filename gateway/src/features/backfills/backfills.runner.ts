@@ -14,7 +14,8 @@ import {
   type StreamRange,
   type WorkerContext,
 } from '@sluice/dataplane';
-import { MetricsRegistry, oneLine } from '@sluice/shared';
+import { MetricsRegistry } from '@sluice/shared/metrics';
+import { oneLine } from '@sluice/shared/util';
 import type { GatewayContext } from '../../context.js';
 import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';

@@ -1,4 +1,9 @@
-import type { BackfillItemRead, BackfillPreview, BackfillRequest, BackfillRunRead } from '@sluice/shared';
+import type {
+  BackfillItemRead,
+  BackfillPreview,
+  BackfillRequest,
+  BackfillRunRead,
+} from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

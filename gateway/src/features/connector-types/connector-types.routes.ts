@@ -1,4 +1,4 @@
-import { CONNECTOR_TYPES, ConnectorTypeList, connectorTypeRead } from '@sluice/shared';
+import { CONNECTOR_TYPES, ConnectorTypeList, connectorTypeRead } from '@sluice/shared/connectors';
 import { ok, route, type AnyRoute } from '../../http/route.js';
 
 /**

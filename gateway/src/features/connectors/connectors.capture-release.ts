@@ -2,12 +2,11 @@ import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/dataplane'
 import {
   CAPTURE_DROPPED,
   CAPTURE_RELEASED_ANNOTATION,
-  connectorType,
-  NotFoundError,
-  type ClusterObject,
   type ConnectorResource,
   type ConnectorSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
+import { NotFoundError, type ClusterObject } from '@sluice/shared/ports';
 import type { GatewayContext } from '../../context.js';
 import { outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';

@@ -1,14 +1,12 @@
 import {
   CONNECTOR_INITIAL_STATE,
-  connectorType,
-  redactSecrets,
-  secretPaths,
-  type ConnectorRead,
   type ConnectorSpec,
   type ConnectorStatus,
-  type ConnectorWorkerRead,
   type WorkerStatus,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType, secretPaths } from '@sluice/shared/connectors';
+import { type ConnectorRead, type ConnectorWorkerRead } from '@sluice/shared/schemas';
+import { redactSecrets } from '@sluice/shared/secrets';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso } from '../../db/timestamps.js';
 import type { ConnectorRecord } from './connectors.repository.js';

@@ -1,26 +1,29 @@
 import {
   CONNECTOR_CALLS,
   TEAM_LABEL,
-  changedDestination,
-  connectorType,
-  externalizeSecrets,
   nextState,
-  requireConnectorType,
-  secretPaths,
-  secretSlots,
-  validateConnectorConfig,
   type ConnectorCall,
-  type ConnectorCreate,
-  type ConnectorListQuery,
-  type ConnectorRead,
   type ConnectorResource,
   type ConnectorSpec,
   type ConnectorState,
-  type ConnectorUpdate,
   type DataModelResource,
   RESTART_ANNOTATION,
   STOP_ANNOTATION,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import {
+  changedDestination,
+  connectorType,
+  requireConnectorType,
+  secretPaths,
+  validateConnectorConfig,
+} from '@sluice/shared/connectors';
+import {
+  type ConnectorCreate,
+  type ConnectorListQuery,
+  type ConnectorRead,
+  type ConnectorUpdate,
+} from '@sluice/shared/schemas';
+import { externalizeSecrets, secretSlots } from '@sluice/shared/secrets';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { releaseForDelete } from './connectors.capture-release.js';

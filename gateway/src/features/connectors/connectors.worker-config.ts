@@ -2,14 +2,13 @@ import { resolveSecrets } from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,
-  workerSecretEnv,
-  type ClusterObject,
   type ConnectorResource,
   type DataModelResource,
-  type SecretScope,
   type SubscriptionResource,
   type WorkerConfig,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type ClusterObject, type SecretScope } from '@sluice/shared/ports';
+import { workerSecretEnv } from '@sluice/shared/secrets';
 import type { Principal } from '../../auth/principal.js';
 import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';

@@ -1,4 +1,5 @@
-import { connectorType, type ConnectorSpec, type DataModelStatus } from '@sluice/shared';
+import { type ConnectorSpec, type DataModelStatus } from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
 import type { GatewayContext } from '../../context.js';
 import { findSourceConnector } from '../monitoring/monitoring.repository.js';
 import { fetchKafkaMessages } from '@sluice/dataplane';

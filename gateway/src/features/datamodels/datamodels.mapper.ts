@@ -1,4 +1,5 @@
-import type { DataModelRead, DataModelSpec, Monitoring, MonitoringRead } from '@sluice/shared';
+import type { DataModelSpec, Monitoring } from '@sluice/shared/catalog';
+import type { DataModelRead, MonitoringRead } from '@sluice/shared/schemas';
 import { toIso } from '../../db/timestamps.js';
 import type { DataModelRecord } from './datamodels.repository.js';
 

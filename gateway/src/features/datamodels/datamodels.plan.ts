@@ -1,11 +1,11 @@
 import {
   CONNECTOR_LABEL,
   TEAM_LABEL,
-  connectorType,
   type ConnectorResource,
   type DataModelResource,
   type DataModelSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
 import type { CatalogStore } from '../../catalog/store.js';
 
 /** The capture list of a source configuration (spec 2.7): `whitelist` entries, or the one `topic`. */

@@ -5,7 +5,7 @@ import {
   DataModelSchemaRead,
   ErrorTableUpdate,
   MonitoringRead,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { byIdReader } from '../../http/by-id.js';
 import { IdParams } from '../../http/params.js';

@@ -1,14 +1,12 @@
+import { type ConnectorResource, type DataModelResource, type DataModelStatus } from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
 import {
-  connectorType,
-  type ConnectorResource,
   type DataModelListQuery,
   type DataModelRead,
-  type DataModelResource,
   type DataModelSchemaRead,
-  type DataModelStatus,
   type ErrorTableUpdate,
   type MonitoringRead,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { nextErrorTable } from '../../catalog/error-table.js';

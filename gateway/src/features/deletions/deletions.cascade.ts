@@ -1,4 +1,6 @@
-import { NotFoundError, type ConnectorResource, type DeletionObjectKind } from '@sluice/shared';
+import { type ConnectorResource } from '@sluice/shared/catalog';
+import { NotFoundError } from '@sluice/shared/ports';
+import { type DeletionObjectKind } from '@sluice/shared/schemas';
 import { managedSecretName } from '../../catalog/secrets.js';
 import type { GatewayContext } from '../../context.js';
 import { releaseForDelete } from '../connectors/connectors.capture-release.js';

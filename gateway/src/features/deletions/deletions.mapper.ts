@@ -1,4 +1,4 @@
-import type { DeletionProgress, DeletionRead, DeletionStep } from '@sluice/shared';
+import type { DeletionProgress, DeletionRead, DeletionStep } from '@sluice/shared/schemas';
 import type { DeletionRow } from '../../db/schema.js';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import { emptyProgress } from './deletions.repository.js';

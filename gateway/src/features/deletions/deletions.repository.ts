@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { DELETION_OBJECT_KINDS, type DeletionKind, type DeletionProgress } from '@sluice/shared';
+import { DELETION_OBJECT_KINDS, type DeletionKind, type DeletionProgress } from '@sluice/shared/schemas';
 import type { Db } from '../../db/database.js';
 import { countAllOf, fetchPage, fullCount } from '../../db/paging.js';
 import type { DeletionRow } from '../../db/schema.js';

@@ -1,4 +1,4 @@
-import { DeletionListQuery, DeletionPage, DeletionRead } from '@sluice/shared';
+import { DeletionListQuery, DeletionPage, DeletionRead } from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { ok, route, type AnyRoute } from '../../http/route.js';

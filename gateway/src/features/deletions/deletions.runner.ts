@@ -1,13 +1,12 @@
 import { positiveSetting } from '@sluice/dataplane';
 import {
-  abortableSleep,
   DELETION_OBJECT_KINDS,
   DELETION_STEPS,
-  oneLine,
   type DeletionObjectKind,
   type DeletionProgress,
   type DeletionStep,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
+import { abortableSleep, oneLine } from '@sluice/shared/util';
 import type { GatewayContext } from '../../context.js';
 import type { DeletionRow } from '../../db/schema.js';
 import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';

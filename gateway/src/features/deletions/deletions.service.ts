@@ -1,4 +1,4 @@
-import type { DeletionListQuery, DeletionRead } from '@sluice/shared';
+import type { DeletionListQuery, DeletionRead } from '@sluice/shared/schemas';
 import { requireSuperuser } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

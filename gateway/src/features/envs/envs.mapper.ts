@@ -1,4 +1,5 @@
-import { REDACTED, type EnvRead, type RetentionConfiguration, type SecretBox } from '@sluice/shared';
+import { type SecretBox } from '@sluice/shared/crypto';
+import { REDACTED, type EnvRead, type RetentionConfiguration } from '@sluice/shared/schemas';
 import type { EnvRow } from '../../db/schema.js';
 import { toIso } from '../../db/timestamps.js';
 

@@ -1,4 +1,4 @@
-import { EnvCreate, EnvPage, EnvRead, EnvUpdate, NameQuery, PageQuery } from '@sluice/shared';
+import { EnvCreate, EnvPage, EnvRead, EnvUpdate, NameQuery, PageQuery } from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';

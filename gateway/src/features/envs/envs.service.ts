@@ -5,7 +5,7 @@ import {
   type EnvUpdate,
   type RetentionConfiguration,
   USER_PASSWORD_MECHANISMS,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import { requireEnv } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

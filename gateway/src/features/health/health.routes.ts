@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { SLUICE_VERSION, StatusBody } from '@sluice/shared';
+import { StatusBody } from '@sluice/shared/schemas';
+import { SLUICE_VERSION } from '@sluice/shared/util';
 import { pingDatabase } from './health.repository.js';
 import type { GatewayContext } from '../../context.js';
 import { ok, route, type AnyRoute, type Reply } from '../../http/route.js';

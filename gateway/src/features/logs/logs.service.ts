@@ -1,4 +1,4 @@
-import { workerId, type WorkerReaderPort } from '@sluice/shared';
+import { workerId, type WorkerReaderPort } from '@sluice/shared/ports';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { loadConnector } from '../connectors/connectors.service.js';

@@ -1,10 +1,6 @@
 import { measureSlotRetention, type PostgresSourceSettings } from '@sluice/dataplane';
-import {
-  connectorType,
-  type ConnectorSpec,
-  type ConnectorStatus,
-  type ReplicationSlotStatus,
-} from '@sluice/shared';
+import { type ConnectorSpec, type ConnectorStatus, type ReplicationSlotStatus } from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
 import type { GatewayContext } from '../../context.js';
 import { outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';

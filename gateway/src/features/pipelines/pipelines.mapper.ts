@@ -1,13 +1,12 @@
 import {
   type ConnectorSpec,
   type DataModelSpec,
-  type PipelineConfiguration,
-  type PipelineRead,
   type PipelineSpec,
   type PipelineState,
   type PipelineStatus,
   type SubscriptionSpec,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type PipelineConfiguration, type PipelineRead } from '@sluice/shared/schemas';
 import { toIso } from '../../db/timestamps.js';
 import { toConnectorRead } from '../connectors/connectors.mapper.js';
 import { toSubscriptionRead } from '../subscriptions/subscriptions.mapper.js';

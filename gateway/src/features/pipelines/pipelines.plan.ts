@@ -2,16 +2,15 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   PIPELINE_LABEL,
   TEAM_LABEL,
-  connectorType,
   type ConnectorResource,
   type DataModelResource,
   type DataModelSpec,
-  type PipelineCreate,
   type PipelineResource,
   type PipelineSpec,
-  type PipelineUpdate,
   type SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType } from '@sluice/shared/connectors';
+import { type PipelineCreate, type PipelineUpdate } from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { nextErrorTable } from '../../catalog/error-table.js';

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { CONNECTOR_TYPES } from '@sluice/shared/connectors';
 import {
-  CONNECTOR_TYPES,
   CatalogFilterOneQuery,
   PipelineConfiguration,
   PipelineCount,
@@ -14,7 +14,7 @@ import {
   PipelineStatusRead,
   PipelineUpdate,
   StateString,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { byIdReader } from '../../http/by-id.js';
 import { IdParams } from '../../http/params.js';

@@ -1,7 +1,6 @@
 import {
   PIPELINE_CALLS,
   PIPELINE_STATES,
-  hasPrimaryKey,
   nextState,
   sourceWorkerConfig,
   targetWorkerConfig,
@@ -10,25 +9,27 @@ import {
   type ConnectorSpec,
   type DataModelResource,
   type DataModelSpec,
-  type MapperRule,
   type PipelineCall,
-  type PipelineConfiguration,
-  type PipelineCount,
-  type PipelineCreate,
-  type PipelineLatency,
-  type PipelineListQuery,
-  type PipelineRead,
   type PipelineResource,
   type PipelineState,
   type PipelineStatus,
-  type PipelineUpdate,
   type SubscriptionResource,
   type SubscriptionSpec,
   type SubscriptionStatus,
   RESTART_ANNOTATION,
   STOP_ANNOTATION,
   withEffectiveEnabled,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { hasPrimaryKey, type MapperRule } from '@sluice/shared/mapper';
+import {
+  type PipelineConfiguration,
+  type PipelineCount,
+  type PipelineCreate,
+  type PipelineLatency,
+  type PipelineListQuery,
+  type PipelineRead,
+  type PipelineUpdate,
+} from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

@@ -1,11 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import {
-  CONNECTOR_TYPES,
-  RetentionConfigurationInput,
-  Uuid,
-  type ConnectorTypeDef,
-  type PreflightAction,
-} from '@sluice/shared';
+import { CONNECTOR_TYPES, type ConnectorTypeDef, type PreflightAction } from '@sluice/shared/connectors';
+import { RetentionConfigurationInput, Uuid } from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { ok, route, type AnyRoute, type ResponseSpec } from '../../http/route.js';
 import * as preflight from './preflight.service.js';

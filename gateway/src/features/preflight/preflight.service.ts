@@ -1,12 +1,12 @@
+import { type ConnectorSpec } from '@sluice/shared/catalog';
 import {
-  managedSecretName,
-  REDACTED,
   validateConnectorConfig,
   withConnectorDefaults,
-  type ConnectorSpec,
   type ConnectorTypeDef,
   type PreflightAction,
-} from '@sluice/shared';
+} from '@sluice/shared/connectors';
+import { managedSecretName } from '@sluice/shared/ports';
+import { REDACTED } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { callerSecretScope, teamSecretScope } from '../../catalog/secrets.js';

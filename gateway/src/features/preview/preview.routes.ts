@@ -1,4 +1,4 @@
-import { PreviewRequest, PreviewResult } from '@sluice/shared';
+import { PreviewRequest, PreviewResult } from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { ok, route, type AnyRoute } from '../../http/route.js';

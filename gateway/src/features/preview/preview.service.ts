@@ -5,14 +5,12 @@ import {
   type PreparedSubscription,
 } from '@sluice/dataplane';
 import {
-  PREVIEW_DEFAULT_LIMIT,
   sourceWorkerConfig,
   targetWorkerConfig,
   writesTables,
-  type PreviewRequest,
-  type PreviewResult,
   type WorkerConfig,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { PREVIEW_DEFAULT_LIMIT, type PreviewRequest, type PreviewResult } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable } from '../../http/errors.js';

@@ -6,7 +6,9 @@ import {
   type ConsumedMessage,
   type TableKey,
 } from '@sluice/dataplane';
-import { OutboundPolicy, type PreviewSourceKind, type WorkerConfig } from '@sluice/shared';
+import { type WorkerConfig } from '@sluice/shared/catalog';
+import { OutboundPolicy } from '@sluice/shared/net';
+import { type PreviewSourceKind } from '@sluice/shared/schemas';
 import { SystemFailure } from '@sluice/dataplane';
 import { fetchRecentKafkaMessages, type RawKafkaMessage } from '@sluice/dataplane';
 import { withPg } from '@sluice/dataplane';

@@ -9,7 +9,9 @@ import {
   type PostgresTargetSettings,
   type TableRef,
 } from '@sluice/dataplane';
-import type { OutboundPolicy, PreviewResult, WorkerConfig } from '@sluice/shared';
+import type { WorkerConfig } from '@sluice/shared/catalog';
+import type { OutboundPolicy } from '@sluice/shared/net';
+import type { PreviewResult } from '@sluice/shared/schemas';
 import { withPg } from '@sluice/dataplane';
 
 // The DDL a POSTGRES_TARGET worker would run for the previewed records,

@@ -4,7 +4,8 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import avro from 'avsc';
-import { canonicalJson, oneLine, type SchemaType } from '@sluice/shared';
+import { type SchemaType } from '@sluice/shared/schemas';
+import { canonicalJson, oneLine } from '@sluice/shared/util';
 
 // Parsing, type detection, validation and identity of a registered
 // definition. Pure functions: no database, no HTTP.

@@ -1,4 +1,4 @@
-import type { SchemaSubjectRead, SchemaVersionRead, SchemaVersionSummary } from '@sluice/shared';
+import type { SchemaSubjectRead, SchemaVersionRead, SchemaVersionSummary } from '@sluice/shared/schemas';
 import type { SchemaRow } from '../../db/schema.js';
 import type { SubjectRow } from './schemas.repository.js';
 import { toIso } from '../../db/timestamps.js';

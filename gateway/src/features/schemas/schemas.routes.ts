@@ -8,7 +8,7 @@ import {
   SchemaVersionList,
   SchemaVersionRead,
   SchemaVersionRef,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { created, ok, route, type AnyRoute } from '../../http/route.js';
 import * as schemas from './schemas.service.js';

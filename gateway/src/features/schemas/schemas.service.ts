@@ -4,7 +4,7 @@ import type {
   SchemaSubjectRead,
   SchemaVersionRead,
   SchemaVersionSummary,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { invalid, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';

@@ -3,7 +3,7 @@ import {
   WorkerSecretList,
   WorkerSecretNameParams,
   WorkerSecretRead,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';
 import * as secrets from './secrets.service.js';

@@ -1,14 +1,6 @@
-import {
-  grantAnnotations,
-  grantOf,
-  isControlPlaneSecret,
-  isSecretUsable,
-  MANAGED_SECRET_LABEL,
-  MANAGED_SECRET_PREFIX,
-  type SecretSummary,
-  type WorkerSecretCreate,
-  type WorkerSecretRead,
-} from '@sluice/shared';
+import { MANAGED_SECRET_LABEL, MANAGED_SECRET_PREFIX, type SecretSummary } from '@sluice/shared/ports';
+import { type WorkerSecretCreate, type WorkerSecretRead } from '@sluice/shared/schemas';
+import { grantAnnotations, grantOf, isControlPlaneSecret, isSecretUsable } from '@sluice/shared/secrets';
 import { requireSuperuser } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { callerSecretScope } from '../../catalog/secrets.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { compileMapper, MapperConfigError, mapperConfigSchema, type MapperRule } from '@sluice/shared';
+import { compileMapper, MapperConfigError, mapperConfigSchema, type MapperRule } from '@sluice/shared/mapper';
 import { unprocessable } from '../../http/errors.js';
 import { ok, route, type AnyRoute } from '../../http/route.js';
 

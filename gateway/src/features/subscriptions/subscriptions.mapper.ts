@@ -1,4 +1,5 @@
-import type { AutoBackfillRead, SubscriptionRead, SubscriptionSpec } from '@sluice/shared';
+import type { SubscriptionSpec } from '@sluice/shared/catalog';
+import type { AutoBackfillRead, SubscriptionRead } from '@sluice/shared/schemas';
 import { LOOKING, NOT_READ_YET, TURNED_ON_LATER } from '../backfills/backfills.reasons.js';
 import { redactMapper } from '../../catalog/mapper-secrets.js';
 import { managedSecretName } from '../../catalog/secrets.js';

@@ -1,8 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { SecretRef } from '@sluice/shared/connectors';
+import { mapperConfigSchema, mapperRuleSchema } from '@sluice/shared/mapper';
 import {
-  mapperConfigSchema,
-  mapperRuleSchema,
-  SecretRef,
   SubscribeAll,
   SubscriptionCreate,
   SubscriptionList,
@@ -10,7 +9,7 @@ import {
   SubscriptionPage,
   SubscriptionRead,
   SubscriptionUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { accepted, created, noContent, ok, route, type AnyRoute } from '../../http/route.js';

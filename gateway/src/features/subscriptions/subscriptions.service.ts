@@ -4,19 +4,20 @@ import {
   STOP_ANNOTATION,
   TARGET_CONNECTOR_LABEL,
   TEAM_LABEL,
-  hasPrimaryKey,
   writesTables,
   type ConnectorResource,
   type DataModelResource,
-  type MapperRule,
+  type SubscriptionResource,
+  type SubscriptionSpec,
+} from '@sluice/shared/catalog';
+import { hasPrimaryKey, type MapperRule } from '@sluice/shared/mapper';
+import {
   type SubscribeAll,
   type SubscriptionCreate,
   type SubscriptionListQuery,
   type SubscriptionRead,
-  type SubscriptionResource,
-  type SubscriptionSpec,
   type SubscriptionUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import { nextErrorTable } from '../../catalog/error-table.js';

@@ -9,7 +9,7 @@ import {
   TeamPage,
   TeamRead,
   TeamUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams, TeamMemberParams } from '../../http/params.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';

@@ -1,4 +1,4 @@
-import type { TeamCreate, TeamMember, TeamRead, TeamUpdate } from '@sluice/shared';
+import type { TeamCreate, TeamMember, TeamRead, TeamUpdate } from '@sluice/shared/schemas';
 import { envWithAccess, requireEnv, requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';

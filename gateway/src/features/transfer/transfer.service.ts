@@ -1,4 +1,4 @@
-import { type ExportData, type RetentionConfiguration } from '@sluice/shared';
+import { type ExportData, type RetentionConfiguration } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { unprocessable, type ValidationIssue } from '../../http/errors.js';

@@ -1,4 +1,4 @@
-import type { UserRead } from '@sluice/shared';
+import type { UserRead } from '@sluice/shared/schemas';
 import type { UserRow } from '../../db/schema.js';
 
 export function toUserRead(u: UserRow): UserRead {

@@ -8,7 +8,7 @@ import {
   UserPasswordChange,
   UserRead,
   UserSafeUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import { requireSuperuser } from '../../auth/access.js';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';

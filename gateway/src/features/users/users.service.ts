@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ServiceAccountTokenCreate, UserRead, UserSafeUpdate } from '@sluice/shared';
+import type { ServiceAccountTokenCreate, UserRead, UserSafeUpdate } from '@sluice/shared/schemas';
 import { requireTeam } from '../../auth/access.js';
 import { deleteActionTokens } from '../../auth/auth.repository.js';
 import type { Principal } from '../../auth/principal.js';

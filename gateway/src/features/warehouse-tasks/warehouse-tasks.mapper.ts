@@ -1,4 +1,4 @@
-import type { TaskRead, TaskRunRead } from '@sluice/shared';
+import type { TaskRead, TaskRunRead } from '@sluice/shared/schemas';
 import { toIso, toIsoOrNull } from '../../db/timestamps.js';
 import type { RunRow, TaskRow } from './warehouse-tasks.repository.js';
 

@@ -7,7 +7,7 @@ import {
   TaskRunPage,
   TaskRunRead,
   TaskUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
 import type { GatewayContext } from '../../context.js';
 import { IdParams } from '../../http/params.js';
 import { created, noContent, ok, route, type AnyRoute } from '../../http/route.js';

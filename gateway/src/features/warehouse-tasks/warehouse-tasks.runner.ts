@@ -1,4 +1,6 @@
-import { SecretNotFoundError, runStatement, warehouseIdOf, type WarehouseResource } from '@sluice/shared';
+import { type WarehouseResource } from '@sluice/shared/catalog';
+import { runStatement, warehouseIdOf } from '@sluice/shared/databricks';
+import { SecretNotFoundError } from '@sluice/shared/ports';
 import type { GatewayContext } from '../../context.js';
 import { engineClient, resolveToken } from '../warehouses/warehouses.engine.js';
 import { deleteTask, finishRun, type RunRow, type TaskRow } from './warehouse-tasks.repository.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { TaskCreate, TaskRead, TaskRunRead, TaskUpdate } from '@sluice/shared';
+import type { TaskCreate, TaskRead, TaskRunRead, TaskUpdate } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';

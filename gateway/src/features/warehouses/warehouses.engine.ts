@@ -1,12 +1,12 @@
+import { type WarehouseSpec } from '@sluice/shared/catalog';
+import { type DatabricksClient } from '@sluice/shared/databricks';
+import { type OutboundHttpOptions } from '@sluice/shared/net';
 import {
   resolveWarehouseToken,
   warehouseClient,
   warehouseHttpOptions as outboundOptions,
-  type DatabricksClient,
-  type OutboundHttpOptions,
-  type WarehouseSpec,
   type WarehouseTokenSource,
-} from '@sluice/shared';
+} from '@sluice/shared/warehouses';
 import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
 import type { Config } from '../../config.js';
 import type { GatewayContext } from '../../context.js';

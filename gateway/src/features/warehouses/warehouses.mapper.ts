@@ -1,13 +1,8 @@
-import {
-  REDACTED,
-  WAREHOUSE_INITIAL_STATE,
-  isSecretRef,
-  redactSecrets,
-  warehouseIdOf,
-  type WarehouseRead,
-  type WarehouseSpec,
-  type WarehouseStatus,
-} from '@sluice/shared';
+import { WAREHOUSE_INITIAL_STATE, type WarehouseSpec, type WarehouseStatus } from '@sluice/shared/catalog';
+import { isSecretRef } from '@sluice/shared/connectors';
+import { warehouseIdOf } from '@sluice/shared/databricks';
+import { REDACTED, type WarehouseRead } from '@sluice/shared/schemas';
+import { redactSecrets } from '@sluice/shared/secrets';
 import { managedSecretName } from '../../catalog/secrets.js';
 import { toIso } from '../../db/timestamps.js';
 import type { WarehouseRecord } from './warehouses.repository.js';

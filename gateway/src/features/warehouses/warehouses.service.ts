@@ -1,31 +1,29 @@
 import { isDeepStrictEqual } from 'node:util';
+import { TEAM_LABEL, type WarehouseResource, type WarehouseSpec } from '@sluice/shared/catalog';
+import { WAREHOUSE_DESTINATION_FIELDS, type SecretValue } from '@sluice/shared/connectors';
 import {
   DatabricksApiError,
-  OutboundRequestError,
-  REDACTED,
-  SecretNotFoundError,
-  TEAM_LABEL,
-  WAREHOUSE_DESTINATION_FIELDS,
   checkUnityName,
-  externalizeSecrets,
   normalizeHostname,
   normalizeHttpPath,
   runStatement,
-  runWarehouseTest,
   warehouseIdOf,
-  warehouseTestStatus,
   type ConnectionStep,
   type ConnectionVerdict,
-  type SecretValue,
+} from '@sluice/shared/databricks';
+import { OutboundRequestError } from '@sluice/shared/net';
+import { SecretNotFoundError } from '@sluice/shared/ports';
+import {
+  REDACTED,
   type StatementResult,
   type StatementSubmit,
   type WarehouseCreate,
   type WarehouseListQuery,
   type WarehouseRead,
-  type WarehouseResource,
-  type WarehouseSpec,
   type WarehouseUpdate,
-} from '@sluice/shared';
+} from '@sluice/shared/schemas';
+import { externalizeSecrets } from '@sluice/shared/secrets';
+import { runWarehouseTest, warehouseTestStatus } from '@sluice/shared/warehouses';
 import { requireTeam } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import {

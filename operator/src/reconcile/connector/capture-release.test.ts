@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared';
+import { CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared/catalog';
 import { connector } from '../../../test/plan-fixtures.js';
 import { captureReleaseStep } from './capture-release.js';
 

@@ -1,10 +1,5 @@
-import {
-  CAPTURE_DROPPED,
-  CAPTURE_RELEASED_ANNOTATION,
-  cdcNames,
-  connectorType,
-  type ConnectorResource,
-} from '@sluice/shared';
+import { CAPTURE_DROPPED, CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared/catalog';
+import { cdcNames, connectorType } from '@sluice/shared/connectors';
 
 // A PostgreSQL source holds a replication slot on the user's server; left
 // behind, it makes the server keep WAL until its disk is full. Deleting the

@@ -5,8 +5,8 @@ import {
   WORKER_FINALIZER,
   type ConnectorMove,
   type SubscriptionResource,
-  type WorkerObservation,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { type WorkerObservation } from '@sluice/shared/ports';
 import { applied, connector, id, input, NOW, status, types } from '../../../test/plan-fixtures.js';
 import { connectorWorker, planConnector } from './connector.plan.js';
 

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   CONNECTOR_MOVES,
-  connectorType,
   effectiveConnectorState,
-  isSecretRef,
-  managedSecretName,
   RESTART_ANNOTATION,
   sourceWorkerConfig,
   targetWorkerConfig,
@@ -14,11 +11,11 @@ import {
   type PipelineResource,
   type SubscriptionResource,
   type WorkerConfig,
-  type WorkerObservation,
   WORKER_FINALIZER,
   withEffectiveEnabled,
-  workerId,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { connectorType, isSecretRef } from '@sluice/shared/connectors';
+import { managedSecretName, type WorkerObservation, workerId } from '@sluice/shared/ports';
 import { type Action, type ObjectRef, type Plan } from '../actions.js';
 import { slotRetentionCondition } from '../slot-retention.js';
 import { stateStatusActions } from '../state-status.js';

@@ -1,11 +1,10 @@
 import {
-  workerId,
   type ConnectorResource,
   type DataModelResource,
   type PipelineResource,
   type SubscriptionResource,
-  type WorkerRuntimePort,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { workerId, type WorkerRuntimePort } from '@sluice/shared/ports';
 import { objectRef, refOf, type CacheView, type Reconciler } from '../reconciler.js';
 import { planConnector, type ConnectorInput } from './connector.plan.js';
 

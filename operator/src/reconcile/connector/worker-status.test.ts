@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  mergePatch,
   WORKER_FINALIZER,
   type ConnectorResource,
   type ConnectorStatus,
-  type WorkerObservation,
   type WorkerTermination,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
+import { mergePatch } from '@sluice/shared/cluster';
+import { type WorkerObservation } from '@sluice/shared/ports';
 import type { Action, Plan } from '../actions.js';
 import { connectorWorker, planConnector } from './connector.plan.js';
 import { nextWorkerStatus, WORKER_FAILURE_THRESHOLD, workerStatusPatch } from './worker-status.js';

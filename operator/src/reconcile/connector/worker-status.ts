@@ -1,10 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import {
-  describeTermination,
-  type ConnectorMove,
-  type WorkerObservation,
-  type WorkerStatus,
-} from '@sluice/shared';
+import { type ConnectorMove, type WorkerStatus } from '@sluice/shared/catalog';
+import { describeTermination, type WorkerObservation } from '@sluice/shared/ports';
 import type { Action, ObjectRef } from '../actions.js';
 
 // A connector whose worker ends, under either runtime: the runtime restarts

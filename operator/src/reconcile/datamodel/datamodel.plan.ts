@@ -1,4 +1,4 @@
-import type { ConnectorResource, DataModelResource } from '@sluice/shared';
+import type { ConnectorResource, DataModelResource } from '@sluice/shared/catalog';
 import type { Action, Plan } from '../actions.js';
 import { partStatusActions } from '../part-status.js';
 import { refOf } from '../reconciler.js';

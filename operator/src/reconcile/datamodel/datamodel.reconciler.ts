@@ -1,4 +1,4 @@
-import type { ConnectorResource, DataModelResource, SubscriptionResource } from '@sluice/shared';
+import type { ConnectorResource, DataModelResource, SubscriptionResource } from '@sluice/shared/catalog';
 import { objectRef, refOf, type Reconciler } from '../reconciler.js';
 import { planDataModel } from './datamodel.plan.js';
 

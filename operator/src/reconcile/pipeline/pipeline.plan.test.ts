@@ -7,7 +7,7 @@ import {
   type ConnectorResource,
   type PipelineResource,
   type SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import { connector, id, NOW, pipeline as pipelineOf, status, types } from '../../../test/plan-fixtures.js';
 import { planPipeline } from './pipeline.plan.js';
 

@@ -7,7 +7,7 @@ import {
   type PipelineResource,
   type PipelineMove,
   type SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import type { Action, ObjectRef, Plan } from '../actions.js';
 import { slotRetentionCondition } from '../slot-retention.js';
 import { stateStatusActions } from '../state-status.js';

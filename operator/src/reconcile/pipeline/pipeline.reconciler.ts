@@ -1,4 +1,4 @@
-import type { ConnectorResource, PipelineResource, SubscriptionResource } from '@sluice/shared';
+import type { ConnectorResource, PipelineResource, SubscriptionResource } from '@sluice/shared/catalog';
 import type { ObjectRef } from '../actions.js';
 import { objectRef, type Reconciler } from '../reconciler.js';
 import { planPipeline } from './pipeline.plan.js';

@@ -3,7 +3,7 @@ import {
   type ConnectorResource,
   type PipelineResource,
   type SubscriptionResource,
-} from '@sluice/shared';
+} from '@sluice/shared/catalog';
 import type { Plan } from '../actions.js';
 import { partStatusActions } from '../part-status.js';
 

@@ -1,4 +1,4 @@
-import type { ConnectorResource, PipelineResource, SubscriptionResource } from '@sluice/shared';
+import type { ConnectorResource, PipelineResource, SubscriptionResource } from '@sluice/shared/catalog';
 import { objectRef, refOf, type Reconciler } from '../reconciler.js';
 import { planSubscription } from './subscription.plan.js';
 

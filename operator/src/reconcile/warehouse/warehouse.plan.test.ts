@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { warehouseConnectionFingerprint, warehouseTestStatus, type WarehouseResource } from '@sluice/shared';
+import { type WarehouseResource } from '@sluice/shared/catalog';
+import { warehouseConnectionFingerprint, warehouseTestStatus } from '@sluice/shared/warehouses';
 import { planWarehouse } from './warehouse.plan.js';
 
 const NOW = '2026-01-02T03:04:05Z';

@@ -1,4 +1,5 @@
-import { warehouseConnectionFingerprint, type WarehouseResource } from '@sluice/shared';
+import { type WarehouseResource } from '@sluice/shared/catalog';
+import { warehouseConnectionFingerprint } from '@sluice/shared/warehouses';
 import type { Plan } from '../actions.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { WarehouseResource } from '@sluice/shared';
+import type { WarehouseResource } from '@sluice/shared/catalog';
 import type { Reconciler } from '../reconciler.js';
 import { planWarehouse } from './warehouse.plan.js';
 

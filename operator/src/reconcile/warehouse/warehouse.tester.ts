@@ -1,12 +1,7 @@
-import {
-  managedSecretName,
-  runWarehouseTest,
-  warehouseTestStatus,
-  type OutboundHttpOptions,
-  type SecretScope,
-  type SecretStorePort,
-  type WarehouseResource,
-} from '@sluice/shared';
+import { type WarehouseResource } from '@sluice/shared/catalog';
+import { type OutboundHttpOptions } from '@sluice/shared/net';
+import { managedSecretName, type SecretScope, type SecretStorePort } from '@sluice/shared/ports';
+import { runWarehouseTest, warehouseTestStatus } from '@sluice/shared/warehouses';
 
 // The effect behind a `testWarehouse` action: the connection test of spec
 // 2.12 with the gateway's outbound policy and its token, and the status the

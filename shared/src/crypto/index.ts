@@ -1,0 +1,2 @@
+// Encryption of stored secrets under the service master key.
+export * from './secret-box.js';
