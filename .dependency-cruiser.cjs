@@ -1,6 +1,8 @@
 // The package boundaries and the no-cycle rule of docs/architecture.md
 // ("Packages and their boundaries"), checked by `npm run check:static`.
 const PACKAGES = '(shared|dataplane|operator|gateway)';
+// Every workspace, tests and harnesses included.
+const ALL = '(shared|dataplane|operator|gateway|testing|e2e|bench)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -18,6 +20,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^shared/src/' },
       to: { path: '^(dataplane|operator|gateway)/' },
+    },
+    {
+      name: 'sources-without-test-harnesses',
+      comment: 'The test harnesses (@sluice/testing) are for tests only.',
+      severity: 'error',
+      from: { path: `^${PACKAGES}/src/`, pathNot: '\\.test\\.ts$' },
+      to: { path: '^testing/' },
     },
     {
       name: 'dataplane-on-shared-only',
@@ -43,15 +52,11 @@ module.exports = {
     },
     {
       name: 'packages-by-name',
-      comment: 'Another package is imported by its name (@sluice/…), never by a relative path.',
+      comment:
+        'Another package is imported by its name (@sluice/…), never by a relative path; tests included.',
       severity: 'error',
-      from: { path: `^${PACKAGES}/src/`, pathNot: '\\.test\\.ts$' },
-      to: {
-        dependencyTypes: ['local'],
-        dependencyTypesNot: ['aliased'],
-        path: `^${PACKAGES}/`,
-        pathNot: '^$1/',
-      },
+      from: { path: `^${ALL}/` },
+      to: { dependencyTypes: ['local'], dependencyTypesNot: ['aliased'], path: `^${ALL}/`, pathNot: '^$1/' },
     },
     {
       name: 'declared-dependencies',

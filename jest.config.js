@@ -21,6 +21,7 @@ export default {
     '^@sluice/gateway$': '<rootDir>/gateway/src/index.ts',
     '^@sluice/operator$': '<rootDir>/operator/src/index.ts',
     '^@sluice/dataplane$': '<rootDir>/dataplane/src/index.ts',
+    '^@sluice/testing/([a-z-]+)$': '<rootDir>/testing/src/$1.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testMatch: ['<rootDir>/{shared,gateway,operator,dataplane,e2e}/**/*.test.ts'],

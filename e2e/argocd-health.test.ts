@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RESOURCE_SCHEMAS } from '../shared/src/catalog/resources.js';
+import { RESOURCE_SCHEMAS } from '@sluice/shared/catalog';
 
 // The Argo CD health checks of charts/sluice/argocd, run the way Argo CD runs
 // them: scripts/argocd-health (gopher-lua, Argo CD's library set) evaluates

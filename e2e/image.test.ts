@@ -5,7 +5,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, mkdtempSync, readFileSy
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { testKubeConfig } from '../shared/test/kube.js';
+import { testKubeConfig } from '@sluice/testing/kube';
 
 // The Sluice image as `make image` builds it (scripts/image/build.sh,
 // docs/image.md), started the way the chart starts it: one image, three

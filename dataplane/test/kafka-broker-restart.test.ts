@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, type Producer } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared/catalog';
-import { describeWithKafka, startPrivateKafka, type PrivateKafka } from '../../shared/test/kafka.js';
+import { describeWithKafka, startPrivateKafka, type PrivateKafka } from '@sluice/testing/kafka';
 import {
   assertWorkerBuilt,
   eventually,
@@ -13,7 +13,7 @@ import {
   topicSize,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 
 // A KAFKA_TARGET worker whose broker restarts in the middle of the stream (a
 // rolling restart, a broker upgrade): the worker must ride through it without

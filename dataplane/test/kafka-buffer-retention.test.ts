@@ -8,7 +8,7 @@ import {
   Producer,
   type Message,
 } from '@platformatic/kafka';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { clientOptions } from '../src/systems/kafka/connection.js';
 import { byLeader, fetchFromLeaders } from '../src/systems/kafka/fetch.js';
 import { workerOutboundPolicy } from '../src/outbound.js';

@@ -2,16 +2,16 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, Producer } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared/catalog';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { changeEvent } from '../src/contracts.js';
-import { countingListener, hostPort, type CountingListener } from './counting-listener.js';
+import { countingListener, hostPort, type CountingListener } from '@sluice/testing/counting-listener';
 import {
   assertWorkerBuilt,
   startWorker,
   stopWorker,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 
 // Every broker connection of a worker goes through the workers' outbound
 // address policy, on the built worker program against the real broker: the

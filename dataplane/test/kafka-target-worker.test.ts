@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Admin, type Producer } from '@platformatic/kafka';
 import { type WorkerConfig } from '@sluice/shared/catalog';
 import { secretEnvName } from '@sluice/shared/secrets';
-import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '@sluice/testing/kafka';
 import {
   assertWorkerBuilt,
   eventually,
@@ -14,7 +14,7 @@ import {
   topicSize,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 
 // The KAFKA_TARGET worker as users run it: the built worker program, a config
 // file, the real broker. Numbered JSON messages on a source topic come out

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { Admin } from '@platformatic/kafka';
 import type { WorkerConfig } from '@sluice/shared/catalog';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
-import { assertWorkerBuilt, type TextMessage } from './kafka-helpers.js';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
+import { assertWorkerBuilt, type TextMessage } from '@sluice/testing/kafka-helpers';
 
 // What the PostgreSQL source's integrity tests share: the scratch database
 // and topic they run against and the worker's configuration; numbered rows whose

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { WorkerConfig } from '@sluice/shared/catalog';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import {
   assertWorkerBuilt,
   eventually,
@@ -10,7 +10,7 @@ import {
   stopWorker,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 
 // PostgreSQL → PostgreSQL as users run it: two processes of the built worker
 // program — a POSTGRES_SOURCE capturing a table by logical replication and

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { cdcNames } from '@sluice/shared/connectors';
 import {
   exitedEarly,
@@ -10,7 +10,7 @@ import {
   topicSize,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 import {
   arrivedEvents,
   numberedRow,

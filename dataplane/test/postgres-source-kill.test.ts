@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { cdcNames } from '@sluice/shared/connectors';
 import {
   eventually,
@@ -12,7 +12,7 @@ import {
   topicSize,
   waitReady,
   type RunningWorker,
-} from './kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 import {
   arrivedEvents,
   numberedRow,

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin, Consumer, type Producer } from '@platformatic/kafka';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { groupHasReadTopic } from '../src/backfill/group-read.js';
 import { streamStart } from '../src/backfill/stream-start.js';
-import { newProducer, readOneAsGroup } from './kafka-helpers.js';
+import { newProducer, readOneAsGroup } from '@sluice/testing/kafka-helpers';
 
 // What the gateway asks a change stream before an automatic backfill
 // (docs/data-plane.md "Backfills"), on the real broker: whether a

@@ -4,15 +4,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Admin, type Producer } from '@platformatic/kafka';
 import type { SubscriptionResource } from '@sluice/shared/catalog';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import {
   assertWorkerBuilt,
   eventually,
   newProducer,
   readOneAsGroup,
   WORKER_PROGRAM,
-} from '../../dataplane/test/kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 import {
   closeScanned,
   createConnector,

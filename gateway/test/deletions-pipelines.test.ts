@@ -4,15 +4,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
 import type { SluiceKind } from '@sluice/shared/ports';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import {
   assertWorkerBuilt,
   eventually,
   newProducer,
   topicSize,
   WORKER_PROGRAM,
-} from '../../dataplane/test/kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 import { stopDeletionRunner } from '../src/features/deletions/deletions.runner.js';
 import type { GatewayContext } from '../src/context.js';
 import { databaseKinds, type TestUser } from './harness.js';

@@ -4,9 +4,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Admin } from '@platformatic/kafka';
-import { testKafkaBrokers } from '../../shared/test/kafka.js';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
-import { assertWorkerBuilt, WORKER_PROGRAM } from '../../dataplane/test/kafka-helpers.js';
+import { testKafkaBrokers } from '@sluice/testing/kafka';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { assertWorkerBuilt, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { configs, createEnv, reachState, SECRETS } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { EmbeddedCluster, InvalidError, type EmbeddedClusterOptions } from '@sluice/shared/cluster';
 import { ExpiredError, type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
-import { describeClusterContract, sleep, startWatch } from '../../shared/test/cluster-contract.js';
+import { describeClusterContract, sleep, startWatch } from '@sluice/testing/cluster-contract';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { databaseKinds, type DbKind } from './harness.js';
 

@@ -10,7 +10,7 @@ import {
   PatchStrategy,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { configs, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { LOOKING, TURNED_ON_LATER } from '../src/features/backfills/backfills.reasons.js';

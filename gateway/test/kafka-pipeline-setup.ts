@@ -1,5 +1,5 @@
 import { Admin, type Producer } from '@platformatic/kafka';
-import { assertWorkerBuilt, newProducer, WORKER_PROGRAM } from '../../dataplane/test/kafka-helpers.js';
+import { assertWorkerBuilt, newProducer, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type DbKind, type TestGateway } from './harness.js';
 

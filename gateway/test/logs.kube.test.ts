@@ -9,12 +9,10 @@ import {
   type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { workerId } from '@sluice/shared/ports';
-import { silentLogger } from '@sluice/operator';
-import { DeploymentRuntime } from '../../operator/src/runtime/deployment-runtime.js';
-import { defaultPodTemplate, deploymentName } from '../../operator/src/runtime/worker-deployment.js';
-import { KubeletLogServer } from '../../operator/test/kubelet-log-server.js';
-import { KubeletStandIn } from '../../operator/test/kubelet-stand-in.js';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { DeploymentRuntime, defaultPodTemplate, deploymentName, silentLogger } from '@sluice/operator';
+import { KubeletLogServer } from '@sluice/testing/kubelet-log-server';
+import { KubeletStandIn } from '@sluice/testing/kubelet-stand-in';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { configs, createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { logStreamServer, specProtocols } from './log-stream-client.js';

@@ -14,7 +14,7 @@ import { type ConnectorResource } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { SLUICE_KINDS } from '@sluice/shared/ports';
 import { MirrorSync } from '../src/mirror/sync.js';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { configs, createConnector, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 

@@ -7,9 +7,9 @@ import {
   eventually,
   newProducer,
   WORKER_PROGRAM,
-} from '../../dataplane/test/kafka-helpers.js';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+} from '@sluice/testing/kafka-helpers';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { SlotMonitor } from '../src/features/monitoring/monitoring.runner.js';
 import { startTestGateway, type TestGateway } from './harness.js';

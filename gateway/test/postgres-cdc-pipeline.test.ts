@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '../../shared/test/postgres.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { Admin } from '@platformatic/kafka';
 import {
   assertWorkerBuilt,
   eventually,
   readTopic,
   WORKER_PROGRAM,
-} from '../../dataplane/test/kafka-helpers.js';
+} from '@sluice/testing/kafka-helpers';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Admin } from '@platformatic/kafka';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { countingListener, hostPort, type CountingListener } from '../../dataplane/test/counting-listener.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { countingListener, hostPort, type CountingListener } from '@sluice/testing/counting-listener';
 import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { poster } from './preflight-fixtures.js';

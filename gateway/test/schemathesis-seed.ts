@@ -1,6 +1,6 @@
 import { Admin } from '@platformatic/kafka';
-import { testKafkaBrokers, testKafkaSecurity } from '../../shared/test/kafka.js';
-import { createScratchDatabase, testPostgresUrl } from '../../shared/test/postgres.js';
+import { testKafkaBrokers, testKafkaSecurity } from '@sluice/testing/kafka';
+import { createScratchDatabase, testPostgresUrl } from '@sluice/testing/postgres';
 import { configs, createConnector } from './catalog-fixtures.js';
 import type { TestGateway, TestUser } from './harness.js';
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { testKafkaBrokers } from '../../shared/test/kafka.js';
+import { testKafkaBrokers } from '@sluice/testing/kafka';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 import { hookEntries, REJECTIONS } from './schemathesis-rejections.js';
 import { seed, systems, type Seeded, type Systems } from './schemathesis-seed.js';

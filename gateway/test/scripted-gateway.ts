@@ -4,11 +4,11 @@ import { join, resolve } from 'node:path';
 import { startTestGateway, type DbKind, type TestGateway } from './harness.js';
 
 // The gateway with its embedded operator and, as workers, the scripted
-// stand-in of operator/test/fixtures/scripted-worker.mjs (it speaks the real
+// stand-in of testing/fixtures/scripted-worker.mjs (it speaks the real
 // worker contract). Each connector's behaviour (`ready`, `fail:<reason>`,
 // `slow:<ms>`, …) is set by id through the SLUICE_TEST_WORKER_SCRIPTS file.
 
-const FIXTURE = resolve(import.meta.dirname, '../../operator/test/fixtures/scripted-worker.mjs');
+const FIXTURE = resolve(import.meta.dirname, '../../testing/fixtures/scripted-worker.mjs');
 
 export interface ScriptedGateway {
   gw: TestGateway;

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { DatabricksStandIn, type StandInOptions } from '../../shared/test/databricks-stand-in.js';
+import { DatabricksStandIn, type StandInOptions } from '@sluice/testing/databricks-stand-in';
 import { SECRETS } from './catalog-fixtures.js';
 import type { TestGateway, TestUser } from './harness.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { TEAM_LABEL, type WarehouseResource, type WarehouseSpec } from '@sluice/shared/catalog';
 import { MANAGED_SECRET_LABEL } from '@sluice/shared/ports';
 import { warehouseConnectionFingerprint } from '@sluice/shared/warehouses';
-import { expectPassedTest, expectRefusedAddress } from '../../shared/test/warehouse-status.js';
+import { expectPassedTest, expectRefusedAddress } from '@sluice/testing/warehouse-status';
 import { closeScanned, SECRETS, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway } from './harness.js';
 import { untilBody } from './scripted-gateway.js';

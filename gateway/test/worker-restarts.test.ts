@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Admin, Producer } from '@platformatic/kafka';
-import { describeWithKafka, testKafkaBrokers } from '../../shared/test/kafka.js';
-import { eventually, readTopic } from '../../dataplane/test/kafka-helpers.js';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { eventually, readTopic } from '@sluice/testing/kafka-helpers';
 import {
   closeScanned,
   configs,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { describeWithKube, testKubeConfig } from '../../shared/test/kube.js';
+import { describeWithKube, testKubeConfig } from '@sluice/testing/kube';
 import { LeaderElector, LeaseConflictError, type LeaseRecord } from './leader-election.js';
 import {
   fromMicroTime,

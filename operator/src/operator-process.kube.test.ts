@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { type ConnectorResource } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 
 // Two operator processes (the built `operator/dist/main.js`, as the chart
 // runs them) against the real API server: one leads through the Lease; when
@@ -15,7 +15,7 @@ import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test
 // takes over within the lease duration and converges everything — nothing
 // is lost. Workers are local processes running the scripted stand-in.
 const ROOT = resolve(import.meta.dirname, '../..');
-const FIXTURE = join(ROOT, 'operator/test/fixtures/scripted-worker.mjs');
+const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 const MAIN = join(ROOT, 'operator/dist/main.js');
 
 describeWithKube('two operator processes with leader election', () => {

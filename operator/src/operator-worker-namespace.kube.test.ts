@@ -6,7 +6,7 @@ import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } fro
 import { type ConnectorResource } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { workerId } from '@sluice/shared/ports';
-import { describeWithKube, installCrds, testKubeConfig } from '../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { defaultPodTemplate, workerDeployment } from './runtime/worker-deployment.js';
 
 // The built operator (`operator/dist/main.js`, as the chart runs it) upgraded

@@ -10,7 +10,7 @@ import {
   warehouseIdOf,
 } from '@sluice/shared/databricks';
 import { OutboundPolicy, OutboundRequestError, type OutboundHttpOptions } from '@sluice/shared/net';
-import { DatabricksStandIn } from './databricks-stand-in.js';
+import { DatabricksStandIn } from '@sluice/testing/databricks-stand-in';
 
 const TOKEN = 'dapi-client-test-token-0000';
 const WAREHOUSE = 'abc123def4567890';

@@ -14,7 +14,7 @@ import {
   type Message,
   type SASLMechanismValue,
 } from '@platformatic/kafka';
-import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from './kafka.js';
+import { describeWithKafka, testKafkaBrokers, testKafkaSecurity } from '@sluice/testing/kafka';
 
 /**
  * The Kafka client the workers and the pre-flight checks use

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { describeWithKube, testKubeConfig } from './kube.js';
+import { describeWithKube, testKubeConfig } from '@sluice/testing/kube';
 
 // The API server that scripts/with-kube.sh starts (docs/testing-kubernetes.md):
 // the core API, RBAC-authorized requests with the admin token, and

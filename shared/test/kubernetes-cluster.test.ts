@@ -2,8 +2,8 @@ import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-no
 import { RESOURCE_SCHEMAS } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { SLUICE_KINDS, type ClusterObject } from '@sluice/shared/ports';
-import { describeClusterContract } from './cluster-contract.js';
-import { describeWithKube, startPrivateApiServer } from './kube.js';
+import { describeClusterContract } from '@sluice/testing/cluster-contract';
+import { describeWithKube, startPrivateApiServer } from '@sluice/testing/kube';
 
 // The Kubernetes adapter passes the same contract as the embedded one, on a
 // real kube-apiserver + etcd. The contract writes free-form specs, so this

@@ -4,7 +4,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { InvalidError } from '@sluice/shared/cluster';
 import { SecretNotFoundError, SecretNotGrantedError, type SecretScope } from '@sluice/shared/ports';
 import { KubernetesSecretStore } from '@sluice/shared/secrets';
-import { describeWithKube, testKubeConfig } from './kube.js';
+import { describeWithKube, testKubeConfig } from '@sluice/testing/kube';
 
 // The secret-store port on Kubernetes Secrets, against the real API server.
 describeWithKube('Kubernetes secret store', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from './postgres.js';
+import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 
 /**
  * The PostgreSQL server of scripts/with-postgres.sh is ready for the

@@ -3,7 +3,7 @@ import {
   createScratchDatabase,
   describeWithPostgres,
   type ScratchDatabase,
-} from '../../../shared/test/postgres.js';
+} from '@sluice/testing/postgres';
 import type { Sink } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
 import { ddlFor, typeConflicts } from './postgres-ddl.js';

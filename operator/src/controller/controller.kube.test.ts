@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared/catalog';
 import { InvalidError, KubernetesCluster } from '@sluice/shared/cluster';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
 import { startController } from '../../test/start-controller.js';
 
@@ -16,7 +16,7 @@ import { startController } from '../../test/start-controller.js';
 // the worker contract), its status and Events land in the API server, and a
 // restarted operator converges again.
 const ROOT = resolve(import.meta.dirname, '../../..');
-const FIXTURE = join(ROOT, 'operator/test/fixtures/scripted-worker.mjs');
+const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 
 describeWithKube('operator on a real API server', () => {
   const kc = new KubeConfig();

@@ -20,7 +20,7 @@ import {
 } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { SLUICE_KINDS, type ClusterObject, type WorkerRuntimePort } from '@sluice/shared/ports';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
 import { startController } from '../../test/start-controller.js';
 
@@ -34,7 +34,7 @@ import { startController } from '../../test/start-controller.js';
 // the operator's finalizer does it; their ownerReferences let the collector
 // do it on a real cluster).
 const ROOT = resolve(import.meta.dirname, '../../..');
-const FIXTURE = join(ROOT, 'operator/test/fixtures/scripted-worker.mjs');
+const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 const EXAMPLES = join(ROOT, 'examples');
 const EXAMPLE_TEAM = '3f1c9a52-6d7e-4b8f-9a0b-1c2d3e4f5a6b';
 const PIPELINE = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a65';

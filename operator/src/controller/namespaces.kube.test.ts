@@ -6,14 +6,14 @@ import { join, resolve } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { type ConnectorResource } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { startController } from '../../test/start-controller.js';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
 
 // SLUICE_WATCH_NAMESPACES with a list (the chart's rbac.extraNamespaces): the
 // operator reconciles objects in every listed namespace — each watched by an
 // adapter scoped to it — and leaves other namespaces alone.
-const FIXTURE = join(resolve(import.meta.dirname, '../../..'), 'operator/test/fixtures/scripted-worker.mjs');
+const FIXTURE = join(resolve(import.meta.dirname, '../../..'), 'testing/fixtures/scripted-worker.mjs');
 
 describeWithKube('operator watching a list of namespaces', () => {
   const kc = new KubeConfig();

@@ -20,9 +20,9 @@ import {
   warehouseHttpOptions,
   warehouseOutboundFromEnv,
 } from '@sluice/shared/warehouses';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
-import { DatabricksStandIn } from '../../../shared/test/databricks-stand-in.js';
-import { expectPassedTest, expectRefusedAddress } from '../../../shared/test/warehouse-status.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { DatabricksStandIn } from '@sluice/testing/databricks-stand-in';
+import { expectPassedTest, expectRefusedAddress } from '@sluice/testing/warehouse-status';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
 import { startController } from '../../test/start-controller.js';
 

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { dump, load } from 'js-yaml';
-import { describeWithKube, startPrivateApiServer } from '../../../shared/test/kube.js';
+import { describeWithKube, startPrivateApiServer } from '@sluice/testing/kube';
 
 // The CRD upgrade path of charts/sluice/README.md ("Upgrading: CRDs first"),
 // followed step by step on a real kube-apiserver + etcd, with the real Helm:

@@ -5,8 +5,8 @@ import { WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared/catalog
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { workerId, type WorkerSpec } from '@sluice/shared/ports';
 import { secretEnvName } from '@sluice/shared/secrets';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
-import { KubeletStandIn } from '../../test/kubelet-stand-in.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { KubeletStandIn } from '@sluice/testing/kubelet-stand-in';
 import { startController } from '../../test/start-controller.js';
 import { silentLogger } from '../controller/logger.js';
 import { DeploymentRuntime } from './deployment-runtime.js';

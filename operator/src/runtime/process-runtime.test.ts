@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { WorkerObservation } from '@sluice/shared/ports';
 import { ProcessRuntime } from './process-runtime.js';
 
-const FIXTURE = resolve(import.meta.dirname, '../../test/fixtures/scripted-worker.mjs');
+const FIXTURE = resolve(import.meta.dirname, '../../../testing/fixtures/scripted-worker.mjs');
 const runtimes: ProcessRuntime[] = [];
 
 /** Back-off of 200 ms doubling (kubelet's 10 s would make these tests slow). */

@@ -5,7 +5,7 @@ import { type ConnectorResource } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
 import { workerId, type WorkerSpec } from '@sluice/shared/ports';
 import { KubernetesSecretStore } from '@sluice/shared/secrets';
-import { describeWithKube, installCrds, testKubeConfig } from '../../../shared/test/kube.js';
+import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { startController } from '../../test/start-controller.js';
 import { silentLogger } from '../controller/logger.js';
 import { DeploymentRuntime } from './deployment-runtime.js';

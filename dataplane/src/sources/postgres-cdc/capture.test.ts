@@ -3,7 +3,7 @@ import {
   createScratchDatabase,
   describeWithPostgres,
   type ScratchDatabase,
-} from '../../../../shared/test/postgres.js';
+} from '@sluice/testing/postgres';
 import type { ChangeEvent } from '../../contracts.js';
 import { cdcNames } from '@sluice/shared/connectors';
 import { startPostgresCdc } from './capture.js';

@@ -17,7 +17,7 @@ import {
 // child process, and plain reads and writes of topics on the test broker.
 
 /** The built worker program (`npm run build`; `make test` builds first). */
-export const WORKER_PROGRAM = resolve(import.meta.dirname, '../dist/main.js');
+export const WORKER_PROGRAM = resolve(import.meta.dirname, '../../dataplane/dist/main.js');
 
 export function assertWorkerBuilt(): void {
   if (!existsSync(WORKER_PROGRAM)) throw new Error(`${WORKER_PROGRAM} is missing: run npm run build first`);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { localCertificate } from '../../shared/test/local-certificate.js';
+import { localCertificate } from './local-certificate.js';
 
 // The log endpoint of a kubelet, for the test API server (no kubelet runs
 // here). kube-apiserver serves `GET /api/v1/namespaces/{ns}/pods/{pod}/log` by
