@@ -5,14 +5,19 @@
 #
 #   docker run sluice                                # node gateway/dist/main.js (default)
 #   docker run sluice operator/dist/main.js          # the operator
-#   docker run sluice dataplane/dist/main.js   # a worker (started by the operator)
+#   docker run sluice dataplane/dist/main.js         # a worker (started by the operator)
 #
-# Build from the repository root:  docker build -t <registry>/sluice:0.1.0 .
+# Build from the repository root (docs/image.md):
 #
-# NOT BUILT ON THE DEVELOPMENT MACHINES: they have no Docker engine and reach no
-# container registry. What is checked there instead (e2e/chart.test.ts): every
-# path this file COPYs exists in the repository and is not excluded by
-# .dockerignore, and the user id matches the chart's securityContext (10001).
+#   make image                                  # buildah, no Docker engine, no registry
+#   docker build -t <registry>/sluice:0.1.0 .   # Docker, with Docker Hub's base
+#
+# NODE_IMAGE, the base, is the public node:24-bookworm-slim by default;
+# `make image` passes localhost/sluice-node:24, made on the machine from
+# Debian's minbase and the npm registry's Node 24, laid out the same
+# (scripts/image/ensure-base.sh). e2e/chart.test.ts checks that every path this
+# file COPYs exists and is not excluded by .dockerignore, and the user id
+# against the chart (10001); e2e/image.test.ts starts the built image.
 #
 # Stages: `build` installs every dependency (dev included) and compiles the
 # TypeScript workspaces; `deps` installs production dependencies only; the

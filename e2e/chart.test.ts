@@ -778,8 +778,8 @@ describe('Helm chart charts/sluice', () => {
 });
 
 // ---------------------------------------------------------------------------
-// The Dockerfile cannot be built here (no Docker engine, no registry); what can
-// be checked without one is checked.
+// What the Dockerfile says, checked without building it; the built image
+// itself is checked by e2e/image.test.ts (docs/image.md).
 
 describe('Dockerfile', () => {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
