@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { cdcNames } from '@sluice/shared/connectors';
-import {
-  createScratchDatabase,
-  describeWithPostgres,
-  type ScratchDatabase,
-} from '@sluice/testing/postgres';
+import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 

@@ -2,12 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Condition, ConnectorResource, PipelineResource } from '@sluice/shared/catalog';
 import { Admin } from '@platformatic/kafka';
-import {
-  assertWorkerBuilt,
-  eventually,
-  newProducer,
-  WORKER_PROGRAM,
-} from '@sluice/testing/kafka-helpers';
+import { assertWorkerBuilt, eventually, newProducer, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';

@@ -3,12 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { Admin } from '@platformatic/kafka';
-import {
-  assertWorkerBuilt,
-  eventually,
-  readTopic,
-  WORKER_PROGRAM,
-} from '@sluice/testing/kafka-helpers';
+import { assertWorkerBuilt, eventually, readTopic, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createScratchDatabase,
-  describeWithPostgres,
-  type ScratchDatabase,
-} from '@sluice/testing/postgres';
+import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 import type { Sink } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
 import { ddlFor, typeConflicts } from './postgres-ddl.js';

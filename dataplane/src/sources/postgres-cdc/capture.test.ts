@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createScratchDatabase,
-  describeWithPostgres,
-  type ScratchDatabase,
-} from '@sluice/testing/postgres';
+import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 import type { ChangeEvent } from '../../contracts.js';
 import { cdcNames } from '@sluice/shared/connectors';
 import { startPostgresCdc } from './capture.js';
