@@ -37,7 +37,6 @@ export { positiveSetting } from './settings.js';
 export { prepareSubscription, type ConsumedMessage, type PreparedSubscription } from './target/records.js';
 export { openKafkaSink } from './sinks/kafka.js';
 export { openPostgresSink, openWebhookSink } from './sinks/target-engines.js';
-export { MissingSecretError, resolveSecrets } from './secrets.js';
 export type { Sink } from './contracts.js';
 export type { Engine, WorkerContext } from './engine.js';
 export * from './backfill/stream-range.js';

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
 import type { ConnectorResource } from '@sluice/shared/catalog';
-import {
-  resolvedWorkerConfig,
-  connectorWorkerConfig,
-} from '../src/features/connectors/connectors.worker-config.js';
+import { resolvedWorkerConfig } from '../src/connections/worker-configuration.js';
+import { connectorWorkerConfig } from '../src/features/connectors/connectors.worker-config.js';
 import { createConnector, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 import { expectNothingLeaked } from './preflight-fixtures.js';

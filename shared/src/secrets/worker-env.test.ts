@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { secretEnvName, secretFromEnv, secretRefsIn } from './worker-env.js';
+import {
+  MissingSecretError,
+  secretEnvName,
+  secretFromEnv,
+  secretRefsIn,
+  withSecretValues,
+} from './worker-env.js';
 
 const ref = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } });
 
@@ -23,5 +29,16 @@ describe('secret references as worker environment variables', () => {
     expect(secretEnvName({ name: 'ab', key: 'c' })).not.toBe(secretEnvName({ name: 'a', key: 'bc' }));
     expect(secretFromEnv({ name: 'db', key: 'password' }, { [a]: 'hunter2' })).toBe('hunter2');
     expect(secretFromEnv({ name: 'db', key: 'other' }, { [a]: 'hunter2' })).toBeUndefined();
+  });
+
+  it('substitutes every reference in a copy, and names the first one without a value', () => {
+    const config = { a: ref('db', 'password'), list: [{ b: ref('api', 'token') }], n: 3 };
+    const values: Record<string, string> = { 'db/password': 'hunter2', 'api/token': 't0k' };
+    const valueOf = (r: { name: string; key: string }) => values[`${r.name}/${r.key}`];
+    const missing = (r: { name: string; key: string }) => `no ${r.name}/${r.key}`;
+    expect(withSecretValues(config, valueOf, missing)).toEqual({ a: 'hunter2', list: [{ b: 't0k' }], n: 3 });
+    expect(config.a).toEqual(ref('db', 'password'));
+    const without = { ...config, c: ref('gone', 'key') };
+    expect(() => withSecretValues(without, valueOf, missing)).toThrow(new MissingSecretError('no gone/key'));
   });
 });

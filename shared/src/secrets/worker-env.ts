@@ -38,6 +38,62 @@ export function secretRefsIn(value: unknown): SecretKeyRef[] {
   return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, ref]) => ref);
 }
 
+/** Thrown when a reference has no value (not given to the worker, or missing or ungranted in the store); names the reference, never a value. */
+export class MissingSecretError extends Error {
+  override readonly name = 'MissingSecretError';
+}
+
+/**
+ * A copy of `value` with every `valueFrom` reference replaced by
+ * `valueOf(ref)`, in memory only; `missing(ref)` says why one has none.
+ */
+export function withSecretValues<T>(
+  value: T,
+  valueOf: (ref: SecretKeyRef) => string | undefined,
+  missing: (ref: SecretKeyRef) => string,
+): T {
+  const visit = (v: unknown): unknown => {
+    if (isSecretRef(v)) {
+      const { name, key } = v.valueFrom.secretKeyRef;
+      const found = valueOf({ name, key });
+      if (found === undefined) throw new MissingSecretError(missing({ name, key }));
+      return found;
+    }
+    if (Array.isArray(v)) return v.map(visit);
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, visit(x)]));
+    return v;
+  };
+  return visit(value) as T;
+}
+
+/**
+ * `value` with its references resolved from the store for `scope` (the
+ * gateway's own use of a worker configuration: previews, backfills); a
+ * missing or ungranted one throws MissingSecretError.
+ */
+export async function resolveSecretValues<T>(
+  store: SecretStorePort,
+  namespace: string,
+  value: T,
+  scope: SecretScope,
+): Promise<T> {
+  const values = new Map<string, string>();
+  const id = (ref: SecretKeyRef) => `${ref.name}\0${ref.key}`;
+  for (const ref of secretRefsIn(value)) {
+    try {
+      values.set(id(ref), await store.resolve(namespace, ref, scope));
+    } catch (e) {
+      if (!(e instanceof SecretNotFoundError)) throw e;
+    }
+  }
+  return withSecretValues(
+    value,
+    (ref) => values.get(id(ref)),
+    (ref) => `secret "${ref.name}" key "${ref.key}" is missing, or not granted to this team`,
+  );
+}
+
 /** The worker's side: the value of a reference from its environment, if the runtime mapped it. */
 export function secretFromEnv(ref: SecretKeyRef, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env[secretEnvName(ref)];

@@ -2,12 +2,16 @@ import type pg from 'pg';
 import { Consumer } from '@platformatic/kafka';
 import {
   clientOptions,
-  openKafkaSink,
-  platformStream,
-  openPostgresSink,
-  openWebhookSink,
-  openSession,
+  describeKafkaFailure,
+  describePgFailure,
   kafkaConnection,
+  kafkaProbeOptions as kafkaClientOptions,
+  openKafkaSink,
+  openPostgresSink,
+  openSession,
+  openWebhookSink,
+  platformStream,
+  refuseSshTunnel,
   type PostgresSettings,
   type Sink,
 } from '@sluice/dataplane';
@@ -19,14 +23,9 @@ import {
 } from '@sluice/shared/catalog';
 import { type OutboundPolicy } from '@sluice/shared/net';
 import type { GatewayContext } from '../../context.js';
-import {
-  MissingObjectError,
-  resolvedWorkerConfig,
-  subscriptionObjects,
-} from '../connectors/connectors.worker-config.js';
-import { kafkaProbeOptions as kafkaClientOptions } from '@sluice/dataplane';
-import { describeKafkaFailure, describePgFailure, refuseSshTunnel } from '@sluice/dataplane';
 import { outboundPolicy } from '../../connections/outbound.js';
+import { resolvedWorkerConfig } from '../../connections/worker-configuration.js';
+import { MissingObjectError, subscriptionObjects } from '../connectors/connectors.worker-config.js';
 
 // What a backfill connects to, from the gateway: the source (its Kafka
 // cluster, or its database) and the target, through the workers' own

@@ -11,8 +11,12 @@ import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { HttpError, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { resourceOf } from '../../mirror/projections.js';
-import { describeSourceFailure } from './backfills.connections.js';
-import { backfillTargetTypes, openSourceDatabase, openStreamClient } from './backfills.connections.js';
+import {
+  describeSourceFailure,
+  backfillTargetTypes,
+  openSourceDatabase,
+  openStreamClient,
+} from './backfills.connections.js';
 import * as repo from './backfills.repository.js';
 
 // What a backfill request means, checked before anything is written: every

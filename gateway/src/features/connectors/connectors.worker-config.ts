@@ -1,4 +1,3 @@
-import { resolveSecrets } from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,
@@ -7,10 +6,10 @@ import {
   type SubscriptionResource,
   type WorkerConfig,
 } from '@sluice/shared/catalog';
-import { type ClusterObject, type SecretScope } from '@sluice/shared/ports';
+import type { ClusterObject } from '@sluice/shared/ports';
 import { workerSecretEnv } from '@sluice/shared/secrets';
 import type { Principal } from '../../auth/principal.js';
-import { managedSecretName, teamSecretScope } from '../../catalog/secrets.js';
+import { workerSecretScope } from '../../connections/worker-configuration.js';
 import type { GatewayContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { resourceOf } from '../../mirror/projections.js';
@@ -100,30 +99,6 @@ export async function subscriptionObjects(ctx: GatewayContext, id: string) {
   return { subscription, datamodel, source, target };
 }
 
-/**
- * The scope a worker's references are checked in (docs/security.md, "Secret
- * references"): the teams of its connector and of the sources whose streams
- * it reads, and the managed secrets of those connectors and of its
- * subscriptions — the objects whose configurations it was built from.
- */
-export async function workerSecretScope(ctx: GatewayContext, config: WorkerConfig): Promise<SecretScope> {
-  const teams = new Set<string>();
-  const own = new Set<string>();
-  const addConnector = async (id: string) => {
-    const c = await ctx.catalog.get<ConnectorResource>('Connector', id);
-    if (!c) return;
-    teams.add(c.spec.teamId);
-    own.add(managedSecretName('connector', id));
-  };
-  await addConnector(config.connector_id);
-  for (const sub of config.subscriptions ?? []) {
-    own.add(managedSecretName('subscription', sub.id));
-    const dm = await ctx.catalog.get<DataModelResource>('DataModel', sub.datamodel_id);
-    if (dm) await addConnector(dm.spec.connectorId);
-  }
-  return teamSecretScope(ctx, [...teams], [...own]);
-}
-
 /** The environment a worker gets for its references (the process runtime's and the previews'), granted ones only. */
 export async function workerEnvFor(
   ctx: GatewayContext,
@@ -135,14 +110,4 @@ export async function workerEnvFor(
     config,
     await workerSecretScope(ctx, config),
   );
-}
-
-/**
- * A worker configuration with its `valueFrom` references replaced by their
- * values from the secret store, in memory only (never logged); a missing or
- * ungranted secret throws MissingSecretError, which names the reference, not
- * a value.
- */
-export async function resolvedWorkerConfig(ctx: GatewayContext, config: WorkerConfig): Promise<WorkerConfig> {
-  return resolveSecrets(config, await workerEnvFor(ctx, config));
 }

@@ -2,8 +2,7 @@ import { type ConnectorSpec, type DataModelStatus } from '@sluice/shared/catalog
 import { connectorType } from '@sluice/shared/connectors';
 import type { GatewayContext } from '../../context.js';
 import { findSourceConnector } from '../monitoring/monitoring.repository.js';
-import { fetchKafkaMessages } from '@sluice/dataplane';
-import { fetchPostgresSchema } from '@sluice/dataplane';
+import { fetchKafkaMessages, fetchPostgresSchema } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
 import { inferFields } from './datamodels.inference.js';

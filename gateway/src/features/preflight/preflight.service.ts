@@ -15,12 +15,20 @@ import { resolveSecretFields, type StoredConnector } from '../../connections/sto
 import { badRequest, HttpError, invalid, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { loadConnector } from '../connectors/connectors.service.js';
 import { loadDataModel } from '../datamodels/datamodels.service.js';
-import { SystemFailure } from '@sluice/dataplane';
-import { checkKafka, fetchKafkaMessages, listKafkaTopics } from '@sluice/dataplane';
-import { checkMysql, fetchMysqlSchema, listMysqlTables } from '@sluice/dataplane';
-import { checkOracle } from '@sluice/dataplane';
-import { checkPostgres, fetchPostgresSchema, listPostgresTables } from '@sluice/dataplane';
-import { checkWebhook } from '@sluice/dataplane';
+import {
+  SystemFailure,
+  checkKafka,
+  fetchKafkaMessages,
+  listKafkaTopics,
+  checkMysql,
+  fetchMysqlSchema,
+  listMysqlTables,
+  checkOracle,
+  checkPostgres,
+  fetchPostgresSchema,
+  listPostgresTables,
+  checkWebhook,
+} from '@sluice/dataplane';
 
 // Pre-flight checks (spec 4.5): a configuration is tried against the real
 // system before it is saved. docs/data-plane.md, "Pre-flight checks", is the

@@ -1,9 +1,4 @@
-import {
-  mapMessage,
-  MissingSecretError,
-  prepareSubscription,
-  type PreparedSubscription,
-} from '@sluice/dataplane';
+import { mapMessage, prepareSubscription, SystemFailure, type PreparedSubscription } from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
   targetWorkerConfig,
@@ -11,17 +6,14 @@ import {
   type WorkerConfig,
 } from '@sluice/shared/catalog';
 import { PREVIEW_DEFAULT_LIMIT, type PreviewRequest, type PreviewResult } from '@sluice/shared/schemas';
+import { MissingSecretError } from '@sluice/shared/secrets';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { conflict, HttpError, notFound, unprocessable } from '../../http/errors.js';
-import {
-  MissingObjectError,
-  resolvedWorkerConfig,
-  subscriptionObjects,
-} from '../connectors/connectors.worker-config.js';
-import { loadPipeline } from '../pipelines/pipelines.service.js';
-import { SystemFailure } from '@sluice/dataplane';
 import { CONNECTION_TIMEOUT_MS, outboundPolicy } from '../../connections/outbound.js';
+import { resolvedWorkerConfig } from '../../connections/worker-configuration.js';
+import { MissingObjectError, subscriptionObjects } from '../connectors/connectors.worker-config.js';
+import { loadPipeline } from '../pipelines/pipelines.service.js';
 import { loadSubscription } from '../subscriptions/subscriptions.service.js';
 import { fetchedMessages, givenMessages, type PreviewMessages } from './preview.source.js';
 import { postgresDdl } from './preview.target.js';

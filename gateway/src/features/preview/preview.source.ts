@@ -5,13 +5,14 @@ import {
   tableKey,
   type ConsumedMessage,
   type TableKey,
+  SystemFailure,
+  fetchRecentKafkaMessages,
+  type RawKafkaMessage,
+  withPg,
 } from '@sluice/dataplane';
 import { type WorkerConfig } from '@sluice/shared/catalog';
 import { OutboundPolicy } from '@sluice/shared/net';
 import { type PreviewSourceKind } from '@sluice/shared/schemas';
-import { SystemFailure } from '@sluice/dataplane';
-import { fetchRecentKafkaMessages, type RawKafkaMessage } from '@sluice/dataplane';
-import { withPg } from '@sluice/dataplane';
 
 // Where the preview's messages come from (docs/data-plane.md "Preview"): the
 // newest messages of the subscription's change stream, read with plain Fetch

@@ -8,11 +8,11 @@ import {
   type MappedMessage,
   type PostgresTargetSettings,
   type TableRef,
+  withPg,
 } from '@sluice/dataplane';
 import type { WorkerConfig } from '@sluice/shared/catalog';
 import type { OutboundPolicy } from '@sluice/shared/net';
 import type { PreviewResult } from '@sluice/shared/schemas';
-import { withPg } from '@sluice/dataplane';
 
 // The DDL a POSTGRES_TARGET worker would run for the previewed records,
 // computed as its sink computes it (dataplane/src/sinks/postgres.ts):
