@@ -5,7 +5,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, mkdtempSync, readFileSy
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { testKubeConfig } from '@sluice/testing/kube';
+import { installCrds, testKubeConfig } from '@sluice/testing/kube';
 
 // The Sluice image as `make image` builds it (scripts/image/build.sh,
 // docs/image.md), started the way the chart starts it: one image, three
@@ -227,6 +227,8 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
       copyFileSync(kubeconfig as string, config);
       chownSync(config, UID, UID);
       chmodSync(config, 0o600);
+      // The operator lists and watches the sluice.dev kinds: their CRDs first (a fresh API server has none).
+      await installCrds(kubeconfig as string);
       const namespace = `image-smoke-${process.pid}-${Date.now() % 100000}`;
       const kc = new KubeConfig();
       kc.loadFromFile(config);
