@@ -17,6 +17,9 @@ import { installCrds, testKubeConfig } from '@sluice/testing/kube';
 const ROOT = resolve(import.meta.dirname, '..');
 const IMAGE_ENV = join(ROOT, '.sluice/image.env');
 const UID = 10001;
+// podman raises the open-files and process limits by default; root on these
+// machines lacks CAP_SYS_RESOURCE, so runc may only keep or lower them.
+const ULIMITS = ['--ulimit', 'nofile=20000:20000', '--ulimit', 'nproc=4096:4096'];
 
 const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const isRoot = process.getuid?.() === 0;
@@ -82,12 +85,7 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
       `${UID}:${UID}`,
       '--tmpfs',
       '/tmp:rw,mode=1777',
-      // podman raises nofile and nproc by default; root here lacks
-      // CAP_SYS_RESOURCE, so runc may only keep or lower them.
-      '--ulimit',
-      'nofile=20000:20000',
-      '--ulimit',
-      'nproc=4096:4096',
+      ...ULIMITS,
       ...extra,
       image,
       ...args,
@@ -117,17 +115,7 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
       Entrypoint: ['node'],
       Cmd: ['gateway/dist/main.js'],
     });
-    const r = podman([
-      'run',
-      '--rm',
-      '--ulimit',
-      'nofile=20000:20000',
-      '--ulimit',
-      'nproc=4096:4096',
-      image,
-      '-p',
-      'process.getuid() + ":" + process.getgid()',
-    ]);
+    const r = podman(['run', '--rm', ...ULIMITS, image, '-p', 'process.getuid() + ":" + process.getgid()']);
     expect(r.stdout.trim()).toBe('10001:10001');
   });
 
@@ -140,19 +128,7 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
       'ls -d /app/node_modules/typescript /app/node_modules/jest /app/node_modules/@swc 2>/dev/null',
       'true',
     ].join('; ');
-    const r = podman([
-      'run',
-      '--rm',
-      '--ulimit',
-      'nofile=20000:20000',
-      '--ulimit',
-      'nproc=4096:4096',
-      '--entrypoint',
-      'sh',
-      image,
-      '-c',
-      script,
-    ]);
+    const r = podman(['run', '--rm', ...ULIMITS, '--entrypoint', 'sh', image, '-c', script]);
     expect(r.status).toBe(0);
     const [appFiles = '', tools = ''] = r.stdout.split('---\n');
     const files = appFiles.trim().split('\n');

@@ -11,7 +11,7 @@
 # localhost/sluice:<version>. It ends up
 #   - in containers-storage (buildah's and podman's store): `podman run`;
 #   - as an OCI archive, ${SLUICE_CACHE_DIR:-~/.cache/sluice}/image/sluice-<tag>.oci.tar
-#     (the three newest are kept);
+#     (the three newest are kept, and the store keeps their tags only);
 #   - in containerd's `k8s.io` namespace when a containerd answers on
 #     $CONTAINERD_ADDRESS (default /run/containerd/containerd.sock).
 # Writes .sluice/image.env (SLUICE_IMAGE, SLUICE_IMAGE_ARCHIVE) for the
@@ -62,6 +62,12 @@ buildah push --quiet "$name" "oci-archive:$archive.tmp:$name" >/dev/null
 mv "$archive.tmp" "$archive"
 # shellcheck disable=SC2012 # names made above, no odd characters
 ls -t "$image_cache"/sluice-*.oci.tar | tail -n +4 | xargs -r rm -f
+# The store keeps the tags whose archive is kept; `buildah rmi --prune` then
+# frees what only the others used (docs/image.md).
+for t in $(podman images --format '{{.Repository}}:{{.Tag}}' localhost/sluice); do
+  [ "$t" = "localhost/sluice:$version" ] || [ -e "$image_cache/sluice-${t#localhost/sluice:}.oci.tar" ] ||
+    buildah rmi "$t" >/dev/null 2>&1 || true
+done
 
 sock="${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}"
 if command -v ctr >/dev/null && [ -S "$sock" ] && ctr --address "$sock" version >/dev/null 2>&1; then
