@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,6 +50,20 @@ async function freePort(): Promise<number> {
     });
     s.on('error', fail);
   });
+}
+
+/** Waits for the gateway's /api/livez on 127.0.0.1; on a timeout, fails with its logs. */
+async function expectLivez(port: number, logs: () => string): Promise<void> {
+  const end = Date.now() + 90_000;
+  let status = 0;
+  while (Date.now() < end && status !== 200) {
+    status = await fetch(`http://127.0.0.1:${port}/api/livez`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status !== 200) await new Promise((r) => setTimeout(r, 500));
+  }
+  expect({ status, logs: status === 200 ? '' : logs() }).toEqual({ status: 200, logs: '' });
 }
 
 describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
@@ -161,19 +175,7 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
     );
     const started = podman(argv);
     expect(started.stderr).toBe('');
-    const end = Date.now() + 90_000;
-    let status = 0;
-    while (Date.now() < end && status !== 200) {
-      status = await fetch(`http://127.0.0.1:${port}/api/livez`).then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status !== 200) await new Promise((r) => setTimeout(r, 500));
-    }
-    expect({ status, logs: status === 200 ? '' : podman(['logs', name]).stdout }).toEqual({
-      status: 200,
-      logs: '',
-    });
+    await expectLivez(port, () => podman(['logs', name]).stdout);
     expect(podman(['exec', name, 'id', '-u']).stdout.trim()).toBe(String(UID));
     // The root file system is read-only for the running gateway too.
     expect(podman(['exec', name, 'touch', '/app/x']).status).not.toBe(0);
@@ -192,6 +194,87 @@ describeImage(`the Sluice image${reason ? ` (${reason})` : ''}`, () => {
     expect(r.status).toBe(1);
     expect(r.stdout + r.stderr).toContain('needs SLUICE_WORKER_POD_TEMPLATE or SLUICE_WORKER_IMAGE');
   });
+
+  // The runtime a kubelet drives: a containerd of this test's own (its root,
+  // state and socket in a temporary directory), the image imported from the
+  // OCI archive into the `k8s.io` namespace, the gateway started with `ctr run`.
+  const withContainerd = has('containerd') && has('ctr');
+  (withContainerd ? it : it.skip)(
+    `serves the gateway under containerd, imported from the OCI archive${withContainerd ? '' : ' (containerd is not installed)'}`,
+    async () => {
+      const archive = /^SLUICE_IMAGE_ARCHIVE=(.+)$/m.exec(readFileSync(IMAGE_ENV, 'utf8'))?.[1] ?? '';
+      expect(existsSync(archive)).toBe(true);
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-containerd-'));
+      const sock = join(dir, 'containerd.sock');
+      const daemon = spawn(
+        'containerd',
+        [
+          '--root',
+          join(dir, 'root'),
+          '--state',
+          join(dir, 'state'),
+          '--address',
+          sock,
+          '--log-level',
+          'warn',
+        ],
+        { stdio: 'ignore' },
+      );
+      const ctr = (...a: string[]) =>
+        spawnSync('ctr', ['--address', sock, '--namespace', 'k8s.io', ...a], {
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+      const name = `sluice-image-test-${process.pid}-ctr`;
+      try {
+        const end = Date.now() + 30_000;
+        while (Date.now() < end && ctr('version').status !== 0) await new Promise((r) => setTimeout(r, 300));
+        const imported = ctr('images', 'import', archive);
+        expect(imported.stderr).toBe('');
+        expect(ctr('images', 'ls', '--quiet').stdout.split('\n')).toContain(image);
+        const port = await freePort();
+        const run = ctr(
+          'run',
+          '--detach',
+          '--net-host',
+          '--read-only',
+          '--mount',
+          `type=bind,src=${ownedDir()},dst=/var/lib/sluice,options=rbind:rw`,
+          '--mount',
+          'type=tmpfs,src=tmpfs,dst=/tmp,options=mode=1777',
+          '--env',
+          `PORT=${port}`,
+          '--env',
+          'HOST=127.0.0.1',
+          image,
+          name,
+        );
+        expect(run.stderr).toBe('');
+        await expectLivez(port, () => ctr('tasks', 'ls').stdout);
+        // `ctr run` takes the user from the image.
+        expect(ctr('tasks', 'exec', '--exec-id', 'id', name, 'id', '-u').stdout.trim()).toBe(String(UID));
+      } finally {
+        ctr('tasks', 'kill', '--signal', 'SIGKILL', name);
+        for (let i = 0; i < 50 && ctr('tasks', 'delete', name).status !== 0; i++) {
+          if (!ctr('tasks', 'ls', '--quiet').stdout.includes(name)) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        ctr('containers', 'delete', name);
+        daemon.kill('SIGTERM');
+        await new Promise((r) => (daemon.exitCode === null ? daemon.once('exit', r) : r(undefined)));
+        // Whatever containerd left mounted below its directory (snapshots), deepest first.
+        const mounts = readFileSync('/proc/mounts', 'utf8')
+          .split('\n')
+          .map((l) => l.split(' ')[1] ?? '')
+          .filter((m) => m.startsWith(dir))
+          .sort()
+          .reverse();
+        for (const m of mounts) spawnSync('umount', [m]);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 
   const kubeconfig = testKubeConfig();
   (kubeconfig ? it : it.skip)(
