@@ -16,21 +16,11 @@ import { TURNED_ON_LATER } from './backfills.reasons.js';
 import * as repo from './backfills.repository.js';
 import { startRun } from './backfills.service.js';
 
-// Automatic re-snapshots (docs/data-plane.md "Backfills"). A new
-// subscription with `backfill` makes its target worker read the data model's
-// stream from the earliest retained offset. For a database source that is
-// the table's past only while the stream still begins with the source's
-// snapshot; when it does not (retention removed it, or the data model came
-// after the source's first start), the gateway starts a snapshot run of that
-// one subscription by itself, once its source and target are live. A
-// subscription whose `backfill` is switched on later is first looked at: if
-// its consumer group has committed offsets on the stream, the consumer is past
-// the stream's beginning, and it is replayed in its source's mode (snapshot, or
-// the retained topic of a Kafka source); if not, the worker reads the stream
-// from its earliest offset, and it is decided as a new one. Each subscription
-// is decided once per switch, durably (auto_backfills, migration 0009; the
-// switch is the mirror's backfill_on_at, 0010, and what was looked at
-// backfill_on_consumed, 0011), by whichever replica's tick gets to it first.
+// Automatic re-snapshots and replays: once per subscription and switch of
+// its `backfill`, a replica's tick decides whether the target worker's own
+// read of the stream brings the table's past or a backfill run must. The
+// rules, and what records each decision durably, are told once, in
+// docs/data-plane.md "Backfills" (**Automatic re-snapshots**).
 
 export type AutoRow = Awaited<ReturnType<typeof repo.undecidedBackfillSubscriptions>>[number];
 
