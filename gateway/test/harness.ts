@@ -163,12 +163,16 @@ export function testUsers(
  * initdb takes 5–10 s on two busy cores, loading the dump about 1 s.
  */
 async function pgliteTemplate(): Promise<Blob> {
-  const migrationsDir = join(import.meta.dirname, '../src/db/migrations');
+  const migrationsDirs = [
+    '../src/db/migrations',
+    '../../shared/src/cluster/migrations',
+    '../../shared/src/secrets/migrations',
+  ].map((d) => join(import.meta.dirname, d));
   const hash = createHash('sha256');
   const pglitePackage = join(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json');
   hash.update(String(JSON.parse(readFileSync(pglitePackage, 'utf8')).version));
-  for (const f of readdirSync(migrationsDir).sort())
-    hash.update(f).update(readFileSync(join(migrationsDir, f)));
+  for (const dir of migrationsDirs)
+    for (const f of readdirSync(dir).sort()) hash.update(f).update(readFileSync(join(dir, f)));
   const file = join(tmpdir(), `sluice-pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
   if (existsSync(file)) return new Blob([readFileSync(file)]);
   const pglite = await PGlite.create('memory://');

@@ -4,10 +4,10 @@ import { isMainThread } from 'node:worker_threads';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import { Migrator, type Migration } from 'kysely/migration';
 import pg from 'pg';
+import { EMBEDDED_CLUSTER_MIGRATIONS } from '@sluice/shared/cluster';
+import { EMBEDDED_SECRET_STORE_MIGRATIONS } from '@sluice/shared/secrets';
 import * as identity from './migrations/2026-11-23-0001-identity.js';
-import * as cluster from './migrations/2026-11-23-0002-cluster.js';
 import * as schemas from './migrations/2026-11-23-0003-schemas.js';
-import * as secrets from './migrations/2026-11-23-0004-secrets.js';
 import * as mirror from './migrations/2026-11-23-0005-mirror.js';
 import * as warehouseTasks from './migrations/2026-11-23-0006-warehouse-tasks.js';
 import * as mirrorNamespaces from './migrations/2026-11-23-0007-mirror-namespaces.js';
@@ -16,7 +16,6 @@ import * as autoBackfills from './migrations/2026-11-24-0009-auto-backfills.js';
 import * as backfillTurnedOn from './migrations/2026-11-24-0010-backfill-turned-on.js';
 import * as backfillOnConsumed from './migrations/2026-11-24-0011-backfill-on-consumed.js';
 import * as keptSession from './migrations/2026-11-26-0012-kept-session.js';
-import * as secretGrants from './migrations/2026-11-26-0013-secret-grants.js';
 import * as deletions from './migrations/2026-11-26-0014-deletions.js';
 import type { Database } from './schema.js';
 
@@ -28,12 +27,13 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-// Listed here, in order; each file is frozen once released.
+// Listed here, in order, with those of the embedded adapters (beside them in
+// shared); each file is frozen once released.
 const migrations: Record<string, Migration> = {
   '2026-11-23-0001-identity': identity,
-  '2026-11-23-0002-cluster': cluster,
+  ...EMBEDDED_CLUSTER_MIGRATIONS,
   '2026-11-23-0003-schemas': schemas,
-  '2026-11-23-0004-secrets': secrets,
+  ...EMBEDDED_SECRET_STORE_MIGRATIONS,
   '2026-11-23-0005-mirror': mirror,
   '2026-11-23-0006-warehouse-tasks': warehouseTasks,
   '2026-11-23-0007-mirror-namespaces': mirrorNamespaces,
@@ -42,7 +42,6 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-0010-backfill-turned-on': backfillTurnedOn,
   '2026-11-24-0011-backfill-on-consumed': backfillOnConsumed,
   '2026-11-26-0012-kept-session': keptSession,
-  '2026-11-26-0013-secret-grants': secretGrants,
   '2026-11-26-0014-deletions': deletions,
 };
 

@@ -44,7 +44,7 @@ export interface EmbeddedClusterOptions {
   compactEvery?: number;
 }
 
-// The tables of migration 2026-11-23-0002-cluster, as this adapter sees them.
+// The tables of its migration (migrations/ beside this file), as this adapter sees them.
 interface ClusterTables {
   cluster_objects: {
     kind: string;

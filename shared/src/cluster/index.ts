@@ -6,3 +6,4 @@ export * from './kubernetes-cluster.js';
 export * from './kube-connections.js';
 export * from './watch-namespaces.js';
 export { isNamespaceName } from './validation.js';
+export * from './embedded-cluster-migrations.js';

@@ -10,7 +10,7 @@ import {
 } from '../ports/secret-store.js';
 import { resolveSecretRef } from './grants.js';
 
-// The table of migrations 2026-11-23-0004-secrets and 2026-11-26-0013-secret-grants, as this adapter sees it.
+// The table of its migrations (migrations/ beside this folder's index), as this adapter sees it.
 interface SecretTables {
   secrets: {
     namespace: string;

@@ -17,3 +17,4 @@ export * from './grants.js';
 export * from './kubernetes-secret-store.js';
 export * from './move-managed.js';
 export * from './worker-env.js';
+export * from './embedded-secret-store-migrations.js';
