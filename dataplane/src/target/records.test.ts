@@ -160,10 +160,17 @@ describe('mapping a batch in slices (while the previous batch is written)', () =
     const batch = Array.from({ length: 120 }, (_, n) =>
       msg(n === 7 ? 'not json' : { n }, { offset: BigInt(n) }),
     );
+    // A callback that queues itself on every turn of the event loop (a timer
+    // would need a millisecond to pass, which three fast slices may not take).
     let immediates = 0;
-    const counting = setInterval(() => immediates++, 0);
+    let counting = true;
+    const count = () => {
+      immediates++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
     const sliced = await mapBatchInSlices(batch, path);
-    clearInterval(counting);
+    counting = false;
     // The same records (the error row's failed_at aside: a clock reading), in the same order.
     const comparable = (records: { row: Record<string, unknown> }[]) =>
       records.map((r) => ({ ...r, row: { ...r.row, failed_at: undefined } }));
