@@ -24,21 +24,9 @@ import type { Database } from '../src/db/schema.js';
 import { insertUser } from '../src/features/users/users.repository.js';
 import type { AnyRoute } from '../src/http/route.js';
 
-/**
- * Integration tests run the real gateway against a real database: PGlite
- * always, and the PostgreSQL server named by SLUICE_TEST_DATABASE_URL when set
- * (`make test` starts one). Each harness gets a database of its own.
- */
-export type DbKind = 'pglite' | 'postgres';
+import { databaseKinds, type DbKind } from '@sluice/testing/postgres';
 
-export function databaseKinds(): DbKind[] {
-  if (process.env.SLUICE_TEST_DATABASE_URL) return ['pglite', 'postgres'];
-  if (process.env.CI) throw new Error('SLUICE_TEST_DATABASE_URL is not set: run the suite with `make test`');
-  console.warn(
-    'SLUICE_TEST_DATABASE_URL is not set: PostgreSQL-server variants are SKIPPED (run `make test`)',
-  );
-  return ['pglite'];
-}
+export { databaseKinds, type DbKind };
 
 export interface TestUser {
   id: string;

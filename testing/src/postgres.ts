@@ -83,3 +83,19 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
     },
   };
 }
+
+/**
+ * The databases a service-database test runs on: PGlite always, and the
+ * PostgreSQL server named by SLUICE_TEST_DATABASE_URL when set (`make test`
+ * starts one).
+ */
+export type DbKind = 'pglite' | 'postgres';
+
+export function databaseKinds(): DbKind[] {
+  if (process.env.SLUICE_TEST_DATABASE_URL) return ['pglite', 'postgres'];
+  if (process.env.CI) throw new Error('SLUICE_TEST_DATABASE_URL is not set: run the suite with `make test`');
+  console.warn(
+    'SLUICE_TEST_DATABASE_URL is not set: PostgreSQL-server variants are SKIPPED (run `make test`)',
+  );
+  return ['pglite'];
+}

@@ -3,12 +3,51 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
-import { EmbeddedCluster, InvalidError, type EmbeddedClusterOptions } from '@sluice/shared/cluster';
+import {
+  EMBEDDED_CLUSTER_MIGRATIONS,
+  EmbeddedCluster,
+  InvalidError,
+  type EmbeddedClusterOptions,
+} from '@sluice/shared/cluster';
 import { ExpiredError, type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
 import { describeClusterContract, sleep, startWatch } from '@sluice/testing/cluster-contract';
-import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { databaseKinds, type DbKind } from './harness.js';
+import { databaseKinds, type DbKind } from '@sluice/testing/postgres';
+
+// The embedded cluster on its own tables (its migration, beside it), on both
+// databases the service database may be: the cluster contract every adapter
+// runs, then what only this adapter has (revisions, compaction, restarts).
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the adapter takes any database that has its tables */
+interface DatabaseHandle {
+  db: Kysely<any>;
+  close(): Promise<void>;
+}
+
+async function openDb(url: string | undefined, dataDir: string): Promise<DatabaseHandle> {
+  if (url) {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    pool.on('error', () => undefined);
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    return { db, close: () => db.destroy() };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(join(dataDir, 'pgdata'));
+  const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) });
+  return { db, close: () => db.destroy() };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+async function migrate(db: DatabaseHandle['db']): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...EMBEDDED_CLUSTER_MIGRATIONS }) },
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
 
 /**
  * A database of its own, migrated, that can be opened more than once: PGlite
@@ -32,11 +71,11 @@ async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
     u.pathname = `/${dbName}`;
     url = u.toString();
   }
-  const first = await openDatabase({ url, dataDir });
-  await migrateToLatest(first.db);
+  const first = await openDb(url, dataDir);
+  await migrate(first.db);
   await first.close();
   return {
-    open: () => openDatabase({ url, dataDir }),
+    open: () => openDb(url, dataDir),
     async drop() {
       if (dbName) await adminQuery(admin, `drop database if exists ${dbName} with (force)`);
       rmSync(dataDir, { recursive: true, force: true });
