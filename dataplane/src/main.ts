@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type WorkerConfig } from '@sluice/shared/catalog';
-import { MetricsRegistry } from '@sluice/shared/metrics';
+import { MetricsRegistry, WORKER_METRICS } from '@sluice/shared/metrics';
 import type { WorkerContext } from './engine.js';
 import { engineFor } from './engines.js';
 
@@ -27,7 +27,7 @@ const readyGauge = metrics.gauge('sluice_worker_ready', '1 when connected and co
 readyGauge.set({}, 0);
 // The monitoring collector tells a restarted worker (counters from zero) from one it already read.
 metrics
-  .gauge('sluice_worker_start_time_seconds', 'When this worker process started (Unix seconds)')
+  .gauge(WORKER_METRICS.startTime, 'When this worker process started (Unix seconds)')
   .set({}, Date.now() / 1000);
 const context: WorkerContext = { metrics, log };
 

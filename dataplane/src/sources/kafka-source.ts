@@ -5,6 +5,7 @@ import { clientOptions, kafkaConnection } from '../systems/kafka/connection.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
 import { describeKafkaFailure } from '../systems/kafka/errors.js';
+import { WORKER_METRICS } from '@sluice/shared/metrics';
 
 // KAFKA_SOURCE: the source topic is itself the change stream (spec; docs/
 // data-plane.md), so this worker copies nothing. It proves the connection and
@@ -41,7 +42,7 @@ export const kafkaSourceEngine: Engine = {
       'Sum over partitions of the end offset of each data model topic',
     );
     const seen = r.counter(
-      'sluice_source_messages_total',
+      WORKER_METRICS.sourceMessages,
       'Messages written to each data model topic since this worker started',
     );
     const partitions = r.gauge('sluice_source_topic_partitions', 'Partitions of each data model topic');

@@ -8,6 +8,7 @@ import { resolveSecrets } from '../secrets.js';
 import { startPostgresCdc } from './postgres-cdc/capture.js';
 import type { PostgresSourceSettings } from './postgres-cdc/contract.js';
 import { watchSlotRetention } from './slot-retention-gauge.js';
+import { WORKER_METRICS } from '@sluice/shared/metrics';
 
 // POSTGRES_SOURCE: logical replication (postgres-cdc/) of the enabled data
 // models' tables, each change published as a ChangeEvent to its data model's
@@ -29,11 +30,11 @@ export const postgresSourceEngine: Engine = {
     const topicOf = new Map(models.map((d) => [d.id, d.topic]));
     // Same family as the KAFKA_SOURCE worker's, so the monitoring collector reads both alike.
     const published = ctx.metrics.counter(
-      'sluice_source_messages_total',
+      WORKER_METRICS.sourceMessages,
       'Change events published to each data model topic since this worker started',
     );
     const lastEvent = ctx.metrics.gauge(
-      'sluice_source_last_event_timestamp_seconds',
+      WORKER_METRICS.sourceLastEvent,
       'Source time of the newest change event published, by data model',
     );
     const buffered: ChangeEvent[] = [];

@@ -3,6 +3,7 @@ import { workerOutboundPolicy } from '../outbound.js';
 import type { PostgresSourceSettings } from './postgres-cdc/contract.js';
 import { positiveSetting } from '../settings.js';
 import { measureSlotRetention } from './slot-retention.js';
+import { WORKER_METRICS } from '@sluice/shared/metrics';
 
 /** How often the source worker measures its slot (SLUICE_SLOT_RETENTION_INTERVAL_MS, default 15 s). */
 export function slotRetentionIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -20,7 +21,7 @@ export function watchSlotRetention(
 ): () => void {
   const { ctx } = options;
   const gauge = ctx.metrics.gauge(
-    'sluice_source_slot_retained_wal_bytes',
+    WORKER_METRICS.slotRetainedWal,
     'WAL the source server retains for the replication slot (pg_current_wal_lsn() - restart_lsn)',
   );
   const failures = ctx.metrics.counter(

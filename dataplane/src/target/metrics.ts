@@ -1,4 +1,4 @@
-import { LATENCY_BUCKETS_S } from '@sluice/shared/metrics';
+import { LATENCY_BUCKETS_S, WORKER_METRICS } from '@sluice/shared/metrics';
 import type { WorkerContext } from '../engine.js';
 
 export type TargetMetrics = ReturnType<typeof metricsOf>;
@@ -11,16 +11,16 @@ export function metricsOf(ctx: WorkerContext) {
     // data model and pipeline): a message of a topic two subscriptions of the
     // same consumer group read counts once for each.
     messagesIn: r.counter(
-      'sluice_worker_messages_in_total',
+      WORKER_METRICS.messagesIn,
       'Messages consumed from the change streams, by topic and subscription',
     ),
     messagesOut: r.counter(
-      'sluice_worker_messages_out_total',
+      WORKER_METRICS.messagesOut,
       'Messages whose records the target confirmed (offsets committed), by subscription',
     ),
     rowsWritten: r.counter('sluice_worker_rows_written_total', 'Rows written to the target, by table'),
     errors: r.counter(
-      'sluice_worker_errors_total',
+      WORKER_METRICS.errors,
       'Failed messages and rows (not JSON, mapper errors), by subscription',
     ),
     lag: r.gauge('sluice_worker_lag_messages', 'Messages behind the end of each stream topic, by topic'),
@@ -30,11 +30,11 @@ export function metricsOf(ctx: WorkerContext) {
     ),
     batches: r.counter('sluice_worker_batches_total', 'Batches written to the target'),
     lastEvent: r.gauge(
-      'sluice_worker_last_event_timestamp_seconds',
+      WORKER_METRICS.lastEvent,
       'Time of the newest event the target confirmed, by subscription',
     ),
     latency: r.histogram(
-      'sluice_worker_end_to_end_latency_seconds',
+      WORKER_METRICS.latency,
       'From the event (emitted_ms, or the Kafka timestamp) to its confirmation by the target, by subscription',
       LATENCY_BUCKETS_S,
     ),

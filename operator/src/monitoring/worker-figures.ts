@@ -1,5 +1,6 @@
 import type { Bucket } from './histogram-quantile.js';
 import type { Sample } from './prometheus-text.js';
+import { WORKER_METRICS } from '@sluice/shared/metrics';
 
 // What one worker's /metrics say, by the ids the catalog knows: a source
 // worker's figures by data model, a target worker's by subscription
@@ -49,35 +50,35 @@ export function workerFigures(samples: readonly Sample[]): WorkerFigures {
   const f = emptyFigures();
   for (const { name, labels, value } of samples) {
     switch (name) {
-      case 'sluice_worker_start_time_seconds':
+      case WORKER_METRICS.startTime:
         f.startedAtMs = value * 1000;
         break;
-      case 'sluice_source_messages_total':
+      case WORKER_METRICS.sourceMessages:
         add(f.published, labels.datamodel, value);
         break;
-      case 'sluice_source_last_event_timestamp_seconds':
+      case WORKER_METRICS.sourceLastEvent:
         max(f.sourceLastEventMs, labels.datamodel, value * 1000);
         break;
-      case 'sluice_worker_messages_in_total':
+      case WORKER_METRICS.messagesIn:
         add(f.consumed, labels.subscription, value);
         break;
-      case 'sluice_worker_messages_out_total':
+      case WORKER_METRICS.messagesOut:
         add(f.confirmed, labels.subscription, value);
         break;
-      case 'sluice_worker_errors_total':
+      case WORKER_METRICS.errors:
         add(f.errors, labels.subscription, value);
         break;
-      case 'sluice_worker_last_event_timestamp_seconds':
+      case WORKER_METRICS.lastEvent:
         max(f.lastEventMs, labels.subscription, value * 1000);
         break;
-      case 'sluice_worker_end_to_end_latency_seconds_bucket': {
+      case `${WORKER_METRICS.latency}_bucket`: {
         const sub = labels.subscription;
         if (sub === undefined || labels.le === undefined) break;
         const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
         (f.latency[sub] ??= []).push({ le, count: value });
         break;
       }
-      case 'sluice_source_slot_retained_wal_bytes':
+      case WORKER_METRICS.slotRetainedWal:
         if (labels.slot !== undefined) f.slot = { name: labels.slot, retainedWalBytes: Math.max(0, value) };
         break;
     }
