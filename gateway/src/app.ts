@@ -94,6 +94,7 @@ export function buildApp(ctx: GatewayContext): {
   const openapi = buildOpenApi(routes);
   const app = express();
   app.disable('x-powered-by');
+  // Never `true` (config.ts refuses it): the client could then write its own address.
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(
     pinoHttp({

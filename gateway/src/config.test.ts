@@ -96,4 +96,46 @@ describe('loadConfig', () => {
       new ConfigError('SLUICE_WORKER_NAMESPACE must be a DNS-1123 label, got "Workers_1"'),
     );
   });
+
+  describe('SLUICE_TRUST_PROXY', () => {
+    const trust = (v?: string) =>
+      loadConfig({ SLUICE_DATA_DIR: dataDir(), SLUICE_TRUST_PROXY: v }).trustProxy;
+
+    it('trusts no proxy by default, a number of hops, or a list of addresses and subnets', () => {
+      expect(trust()).toBe(false);
+      expect(trust('false')).toBe(false);
+      expect(trust('0')).toBe(false);
+      expect(trust('1')).toBe(1);
+      expect(trust('2')).toBe(2);
+      expect(trust('loopback, 10.0.0.0/8,192.168.1.7, fd00::/8,10.1.0.0/255.255.0.0,uniquelocal')).toEqual([
+        'loopback',
+        '10.0.0.0/8',
+        '192.168.1.7',
+        'fd00::/8',
+        '10.1.0.0/255.255.0.0',
+        'uniquelocal',
+      ]);
+    });
+
+    it('refuses true, which would let any client name its own address, and says what to set instead', () => {
+      for (const v of ['true', 'TRUE', 'yes', 'on']) {
+        expect(() => trust(v)).toThrow(ConfigError);
+        expect(() => trust(v)).toThrow(/escape the rate limits; set the number of proxies .* \(e\.g\. 1\)/);
+      }
+    });
+
+    it('refuses what Express would not take as a proxy address', () => {
+      for (const v of [
+        '10.0.0.0/33',
+        'proxy.example.com',
+        '10.0.0.1,',
+        '-1',
+        '1.5',
+        'fd00::/129',
+        '10.0.0.0/8/8',
+      ]) {
+        expect(() => trust(v)).toThrow(/SLUICE_TRUST_PROXY must be false, a number of proxy hops/);
+      }
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { isNamespaceName, watchNamespaces } from '@sluice/shared/cluster';
 import { warehouseOutboundFromEnv, type WarehouseOutboundSettings } from '@sluice/shared/warehouses';
@@ -63,7 +64,13 @@ export interface Config {
   mailWindowS: number;
   /** How often an open log stream re-checks its token and the caller's access (ms). */
   logStreamRecheckMs: number;
-  trustProxy: boolean;
+  /**
+   * SLUICE_TRUST_PROXY: the proxies whose X-Forwarded-For names the client
+   * (the per-address rate limits count by it): `false`, a number of hops, or
+   * addresses, subnets and `loopback`/`linklocal`/`uniquelocal` (Express's
+   * `trust proxy`, docs/security.md "Rate limits").
+   */
+  trustProxy: TrustProxy;
   /** Validate every response against its schema (tests; off in production for speed). */
   validateResponses: boolean;
   /** Outbound calls to addresses users configure (warehouses; docs/warehouses.md, "Outbound calls"). */
@@ -106,6 +113,9 @@ export interface Config {
   };
 }
 
+/** The values of Express's `trust proxy` that cannot be fooled by a header the client writes. */
+export type TrustProxy = false | number | string[];
+
 type Env = Record<string, string | undefined>;
 
 export class ConfigError extends Error {
@@ -145,6 +155,48 @@ function persistentSecret(env: Env, key: string, dataDir: string, file: string):
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(path, secret + '\n', { mode: 0o600 });
   return secret;
+}
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address or a subnet (CIDR prefix or IPv4 netmask) as Express's `trust proxy` takes it. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGES.has(entry)) return true;
+  const [address = '', range, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (family === 4 && isIP(range) === 4) return true;
+  const bits = Number(range);
+  return /^\d{1,3}$/.test(range) && bits <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * SLUICE_TRUST_PROXY. `true` is refused: it trusts every X-Forwarded-For
+ * entry, so any client could name itself a fresh address per request and
+ * escape the per-address limits. Neither is guessed into a hop count: one
+ * hop too few puts every client behind the proxy into one bucket, one too
+ * many lets them forge again, so the operator says which.
+ */
+function trustProxy(env: Env): TrustProxy {
+  const key = 'SLUICE_TRUST_PROXY';
+  const raw = (env[key] ?? '').trim();
+  if (raw === '' || /^(false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new ConfigError(
+      `${key}=${raw} would trust any X-Forwarded-For a client sends and let it escape the rate limits; ` +
+        'set the number of proxies in front of the gateway (e.g. 1) or their addresses (e.g. 10.0.0.0/8,loopback)',
+    );
+  }
+  if (/^\d+$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
+  const entries = raw.split(',').map((s) => s.trim());
+  const bad = entries.find((e) => !isProxyAddress(e));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `${key} must be false, a number of proxy hops, or addresses, subnets, loopback, linklocal or uniquelocal separated by commas, got "${bad}"`,
+    );
+  }
+  return entries;
 }
 
 /** SLUICE_WORKER_COMMAND: a JSON array of strings (argv), for a custom worker build or a test worker. */
@@ -247,7 +299,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailMaxPerAddress: int(env, 'SLUICE_MAIL_MAX_PER_ADDRESS', 20),
     mailWindowS: int(env, 'SLUICE_MAIL_WINDOW_S', 3600),
     logStreamRecheckMs: int(env, 'SLUICE_LOG_STREAM_RECHECK_MS', 2000, 100),
-    trustProxy: bool(env, 'SLUICE_TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     validateResponses: bool(env, 'SLUICE_VALIDATE_RESPONSES', false),
     outbound: { denyCidrs: outbound.denyCidrs, allowCidrs: outbound.allowCidrs },
     warehouses: {

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
+import { forwardingProxy, type ForwardingProxy } from './forwarding-proxy.js';
 import { databaseKinds, startTestGateway, type TestGateway, type TestUser } from './harness.js';
 
 const PASSWORD = 'correct-horse-battery';
@@ -728,11 +729,12 @@ describe.each(databaseKinds())('authentication options on %s', (kind) => {
   describe('login throttling', () => {
     let gw: TestGateway;
     beforeAll(async () => {
-      // Addresses come from X-Forwarded-For here, so that one test plays several clients.
+      // The test plays the one proxy in front of the gateway: the client address is the
+      // X-Forwarded-For it writes, so that one test plays several clients.
       gw = await startTestGateway(kind, {
         SLUICE_LOGIN_MAX_PER_ACCOUNT: '3',
         SLUICE_LOGIN_MAX_PER_ADDRESS: '8',
-        SLUICE_TRUST_PROXY: 'true',
+        SLUICE_TRUST_PROXY: '1',
       });
     });
     afterAll(() => gw.close());
@@ -801,13 +803,57 @@ describe.each(databaseKinds())('authentication options on %s', (kind) => {
     });
   });
 
+  describe('a client behind a proxy of one hop (SLUICE_TRUST_PROXY=1)', () => {
+    let gw: TestGateway;
+    let proxy: ForwardingProxy;
+    beforeAll(async () => {
+      gw = await startTestGateway(kind, { SLUICE_LOGIN_MAX_PER_ADDRESS: '5', SLUICE_TRUST_PROXY: '1' });
+      proxy = await forwardingProxy(gw.app);
+    });
+    afterAll(async () => {
+      await proxy.close();
+      await gw.close();
+    });
+
+    it('cannot escape the login limit by forging X-Forwarded-For', async () => {
+      const email = freshEmail('forger');
+      expect((await gw.http.post('/api/auth/register').send({ email, password: PASSWORD })).status).toBe(201);
+      const login = (forged: string, password: string) =>
+        request(proxy.url)
+          .post('/api/auth/jwt/login')
+          .set('X-Forwarded-For', forged)
+          .type('form')
+          .send({ username: email, password });
+      // A new made-up address every time: the gateway counts the address the proxy saw.
+      for (let i = 0; i < 5; i++) {
+        const res = await login(`203.0.113.${i + 1}`, `wrong-password-${i}`);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
+      }
+      for (const forged of ['203.0.113.6', '198.51.100.1, 192.0.2.1', 'unknown']) {
+        const blocked = await login(forged, PASSWORD);
+        expect(blocked.status).toBe(429);
+        expect(blocked.body).toEqual({ detail: 'LOGIN_TOO_MANY_ATTEMPTS' });
+        expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      // A request the proxy forwards for another client (the address it appends) still gets in.
+      const other = await gw.http
+        .post('/api/auth/jwt/login')
+        .set('X-Forwarded-For', '192.0.2.77')
+        .type('form')
+        .send({ username: email, password: PASSWORD });
+      expect(other.status).toBe(200);
+    });
+  });
+
   describe('forgot-password and request-verify-token limits', () => {
     let gw: TestGateway;
     beforeAll(async () => {
       gw = await startTestGateway(kind, {
         SLUICE_MAIL_MAX_PER_ACCOUNT: '2',
         SLUICE_MAIL_MAX_PER_ADDRESS: '6',
-        SLUICE_TRUST_PROXY: 'true',
+        // The proxy by address: the test connects from loopback.
+        SLUICE_TRUST_PROXY: 'loopback',
       });
     });
     afterAll(() => gw.close());
