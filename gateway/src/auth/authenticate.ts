@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { isUuid } from '@sluice/shared/schemas';
 import passport from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { Db } from '../db/database.js';
@@ -8,7 +9,6 @@ import type { PrincipalCache } from './principal-cache.js';
 import type { Principal } from './principal.js';
 import { jwtVerifyOptions, type TokenClaims, type TokenService } from './tokens.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KINDS = new Set<unknown>(['access', 'service', 'api-key']);
 
 /**
@@ -20,7 +20,7 @@ const KINDS = new Set<unknown>(['access', 'service', 'api-key']);
  * signature, before any query.
  */
 export async function principalFromClaims(db: Db, claims: TokenClaims): Promise<Principal | undefined> {
-  if (!UUID.test(claims.sub) || typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) {
+  if (!isUuid(claims.sub) || typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) {
     return undefined;
   }
   if (claims.kind !== undefined && !KINDS.has(claims.kind)) return undefined;

@@ -10,6 +10,7 @@ import {
 } from '@sluice/shared/catalog';
 import { connectorType } from '@sluice/shared/connectors';
 import { type ClusterObject, type SluiceKind } from '@sluice/shared/ports';
+import { isLowerCaseUuid } from '@sluice/shared/schemas';
 
 // Object → mirror row, one pure function per kind. The columns a list filters
 // or joins on are projected out of spec/status; the rest stays in the jsonb
@@ -26,8 +27,6 @@ export type MirrorTable = (typeof MIRROR_TABLES)[SluiceKind];
 
 export type MirrorValues = Record<string, string | number | boolean | Date | null>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /**
  * The object a mirror row copies, as far as a function of its name and spec
  * needs it (topic names, worker configurations): the row's jsonb `spec` is the
@@ -38,9 +37,9 @@ export const resourceOf = <T extends ClusterObject>(id: string, spec: unknown): 
   ({ metadata: { name: id }, spec }) as unknown as T;
 
 /** The mirror only holds objects named by a UUID: the name is the REST identifier (docs/architecture.md). */
-export const isMirrorable = (o: ClusterObject): boolean => UUID.test(o.metadata.name);
+export const isMirrorable = (o: ClusterObject): boolean => isLowerCaseUuid(o.metadata.name);
 
-const uuidOrNull = (v: unknown): string | null => (typeof v === 'string' && UUID.test(v) ? v : null);
+const uuidOrNull = (v: unknown): string | null => (isLowerCaseUuid(v) ? v : null);
 const uuidOrNil = (v: unknown): string => uuidOrNull(v) ?? '00000000-0000-0000-0000-000000000000';
 const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : fallback);
 /** Nothing in the cluster checks a spec's shape (kubectl, a CRD without a schema): read it defensively. */

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
 import type { ClusterObject } from '../ports/cluster.js';
+import { UUID_PATTERN } from '../schemas/common.js';
 import { API_GROUP } from '../util/version.js';
 
 // The five custom resources of API group sluice.dev/v1alpha1 (architecture
@@ -48,7 +49,6 @@ export const STOP_ANNOTATION = `${API_GROUP}/stopped-at`;
 export const CAPTURE_RELEASED_ANNOTATION = `${API_GROUP}/capture-released`;
 export const CAPTURE_DROPPED = 'dropped';
 
-const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 const Ref = (description: string) => Type.String({ pattern: UUID_PATTERN, description });
 const OpenObject = (description: string) =>
   Type.Record(Type.String(), Type.Unknown(), {

@@ -2,6 +2,20 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /** A UUID string; every identifier of the API is one (spec, conventions). */
 export const Uuid = Type.String({ format: 'uuid' });
+
+/**
+ * A UUID's text in lower case, as a JSON Schema `pattern`: the names of the
+ * custom resources and their references (Kubernetes names are lower case).
+ */
+export const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const lowerCaseUuid = new RegExp(UUID_PATTERN);
+const anyCaseUuid = new RegExp(UUID_PATTERN, 'i');
+
+/** A UUID as the API takes one, in either case (the `uuid` format of `Uuid`). */
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && anyCaseUuid.test(v);
+
+/** A UUID in lower case (`UUID_PATTERN`): an object name or reference the catalog can hold. */
+export const isLowerCaseUuid = (v: unknown): v is string => typeof v === 'string' && lowerCaseUuid.test(v);
 export const Timestamp = Type.String({ format: 'date-time' });
 
 /** What every read shows in place of a stored secret (spec 2.14). */

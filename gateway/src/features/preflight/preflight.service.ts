@@ -6,7 +6,7 @@ import {
   type PreflightAction,
 } from '@sluice/shared/connectors';
 import { managedSecretName } from '@sluice/shared/ports';
-import { REDACTED } from '@sluice/shared/schemas';
+import { isUuid, REDACTED } from '@sluice/shared/schemas';
 import type { Principal } from '../../auth/principal.js';
 import type { GatewayContext } from '../../context.js';
 import { callerSecretScope, teamSecretScope } from '../../catalog/secrets.js';
@@ -233,7 +233,6 @@ export async function fetchMessages(
   connectorId: string | undefined,
 ) {
   const keys = Object.keys(body);
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
   const byDatamodel = 'datamodelId' in body;
   const byConnector = 'connectorId' in body || 'source_topic' in body;
   const limit = body.limit;
@@ -249,7 +248,7 @@ export async function fetchMessages(
   let topic: string;
   if (byDatamodel || byConnector) {
     const issues: ValidationIssue[] = extra(byDatamodel ? ['datamodelId'] : ['connectorId', 'source_topic']);
-    if (byDatamodel && !(typeof body.datamodelId === 'string' && uuid.test(body.datamodelId))) {
+    if (byDatamodel && !isUuid(body.datamodelId)) {
       issues.push({
         loc: ['body', 'datamodelId'],
         msg: 'Input should be a valid UUID',
@@ -257,7 +256,7 @@ export async function fetchMessages(
       });
     }
     if (!byDatamodel) {
-      if (!(typeof body.connectorId === 'string' && uuid.test(body.connectorId))) {
+      if (!isUuid(body.connectorId)) {
         issues.push({
           loc: ['body', 'connectorId'],
           msg: 'Input should be a valid UUID',

@@ -1,3 +1,4 @@
+import { isUuid } from '@sluice/shared/schemas';
 import type { Db } from '../../db/database.js';
 
 // The team facts a secret grant is checked against (docs/security.md,
@@ -5,8 +6,7 @@ import type { Db } from '../../db/database.js';
 // acts for.
 
 // Ids are UUID columns: anything else names nothing (and must not reach SQL as a uuid).
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuids = (ids: readonly string[]) => [...new Set(ids)].filter((id) => UUID.test(id));
+const uuids = (ids: readonly string[]) => [...new Set(ids)].filter(isUuid);
 
 export interface TeamPlace {
   teamId: string;
