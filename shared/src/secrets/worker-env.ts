@@ -67,33 +67,6 @@ export function withSecretValues<T>(
   return visit(value) as T;
 }
 
-/**
- * `value` with its references resolved from the store for `scope` (the
- * gateway's own use of a worker configuration: previews, backfills); a
- * missing or ungranted one throws MissingSecretError.
- */
-export async function resolveSecretValues<T>(
-  store: SecretStorePort,
-  namespace: string,
-  value: T,
-  scope: SecretScope,
-): Promise<T> {
-  const values = new Map<string, string>();
-  const id = (ref: SecretKeyRef) => `${ref.name}\0${ref.key}`;
-  for (const ref of secretRefsIn(value)) {
-    try {
-      values.set(id(ref), await store.resolve(namespace, ref, scope));
-    } catch (e) {
-      if (!(e instanceof SecretNotFoundError)) throw e;
-    }
-  }
-  return withSecretValues(
-    value,
-    (ref) => values.get(id(ref)),
-    (ref) => `secret "${ref.name}" key "${ref.key}" is missing, or not granted to this team`,
-  );
-}
-
 /** The worker's side: the value of a reference from its environment, if the runtime mapped it. */
 export function secretFromEnv(ref: SecretKeyRef, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env[secretEnvName(ref)];
@@ -121,6 +94,26 @@ export async function workerSecretEnv(
     }
   }
   return env;
+}
+
+/**
+ * `value` with its references resolved from the store for `scope` (the
+ * gateway's own use of a worker configuration: previews, backfills), read
+ * from the environment the worker would get, as the worker reads it; a
+ * missing or ungranted one throws MissingSecretError.
+ */
+export async function resolveSecretValues<T>(
+  store: SecretStorePort,
+  namespace: string,
+  value: T,
+  scope: SecretScope,
+): Promise<T> {
+  const env = await workerSecretEnv(store, namespace, value, scope);
+  return withSecretValues(
+    value,
+    (ref) => secretFromEnv(ref, env),
+    (ref) => `secret "${ref.name}" key "${ref.key}" is missing, or not granted to this team`,
+  );
 }
 
 /**
