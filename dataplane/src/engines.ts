@@ -16,10 +16,23 @@ export const ENGINES = new Map<string, Engine>([
   ['target:ORACLE_TARGET', oracleTargetEngine],
 ]);
 
+/**
+ * Engines that reach their system through the configured SSH bastion
+ * (`ssh_host`, docs/ssh-tunnels.md). Any other refuses to start with a
+ * tunnel setting: connecting straight to an address meant for the bastion
+ * would bypass it, or reach the wrong server.
+ */
+const TUNNELLING = new Set(['source:POSTGRES_SOURCE', 'target:POSTGRES_TARGET']);
+
 /** The engine of a configuration, or why there is none. */
 export function engineFor(config: WorkerConfig): Engine | string {
-  const engine = ENGINES.get(`${config.role}:${config.connector_type}`);
-  return (
-    engine ?? `${config.connector_type} ${config.role} workers are not supported by this version of Sluice`
-  );
+  const kind = `${config.role}:${config.connector_type}`;
+  const engine = ENGINES.get(kind);
+  if (!engine)
+    return `${config.connector_type} ${config.role} workers are not supported by this version of Sluice`;
+  const ssh = (config.configuration as Record<string, unknown> | undefined)?.ssh_host;
+  if (typeof ssh === 'string' && ssh !== '' && !TUNNELLING.has(kind)) {
+    return `${config.connector_type} ${config.role} workers cannot connect through an SSH bastion (ssh_host) in this version of Sluice: remove ssh_host and make the server reachable directly`;
+  }
+  return engine;
 }

@@ -460,7 +460,7 @@ for (const kind of databaseKinds()) {
       expect((await ended(src.id)).state).toBe('failed');
     }, 60_000);
 
-    it('a source reached through an SSH tunnel gets a 400 saying so, not a refused connection', async () => {
+    it("a source reached through an SSH tunnel is read through it: its failures are the tunnel's, never a direct connection", async () => {
       const src = await createConnector(gw, t.owner, t.teamId, `bf-ssh-${run}`, 'POSTGRES_SOURCE', {
         ...pgSource.settings,
         whitelist: ['public.items'],
@@ -476,8 +476,8 @@ for (const kind of databaseKinds()) {
       });
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe(
-        `Cannot read the source connector ${src.id}: Backfills through an SSH tunnel are not supported by ` +
-          'this version of Sluice: the source database must be reachable from the gateway',
+        `Cannot read the source connector ${src.id}: The SSH private key (ssh_private_key) could not be ` +
+          'read: use an Ed25519, ECDSA or RSA key in OpenSSH or PEM encoding',
       );
     });
 

@@ -104,7 +104,11 @@ describe('GET /api/connector-types/', () => {
       default: 5432,
       required: false,
     });
-    expect(pg.fields.filter((f) => f.secret).map((f) => f.name)).toEqual(['password', 'ssh_private_key']);
+    expect(pg.fields.filter((f) => f.secret).map((f) => f.name)).toEqual([
+      'password',
+      'ssh_private_key',
+      'ssh_private_key_passphrase',
+    ]);
     expect(field('POSTGRES_SOURCE', 'ssl_mode').enum).toEqual(
       expect.arrayContaining(['disable', 'require', 'verify-ca', 'verify-full']),
     );

@@ -97,7 +97,7 @@ describeWithMysql('pre-flight checks of MySQL and MariaDB sources (real MariaDB 
     expect(noGrants.body.details.warnings).toHaveLength(1); // binlog on, ROW, FULL: nothing else lacking
   });
 
-  it('fails fast on a closed port, denies the metadata address, and says it cannot go through an SSH tunnel', async () => {
+  it('fails fast on a closed port, denies the metadata address, and reads the SSH key before any tunnel', async () => {
     const started = Date.now();
     const closed = await post('mysql-source/check-credentials', { ...cfg(), port: await closedPort() });
     expect(closed.body).toEqual({ ok: false, message: expect.stringMatching(/^Connection refused by/) });
@@ -115,10 +115,10 @@ describeWithMysql('pre-flight checks of MySQL and MariaDB sources (real MariaDB 
         '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n',
       ).toString('base64'),
     });
-    // Never a pretend success: the check says it cannot go through the tunnel.
+    // Never a pretend success, nor a direct connection: the tunnel's key is unreadable.
     expect(ssh.body).toEqual({
       ok: false,
-      message: expect.stringMatching(/^Pre-flight checks through an SSH tunnel are not supported/),
+      message: expect.stringMatching(/^The SSH private key \(ssh_private_key\) could not be read/),
     });
   });
 

@@ -175,18 +175,24 @@ class PostgresSink implements Sink {
 
   private async connect(): Promise<pg.Client> {
     if (this.client) return this.client;
-    const client = await connectClient(this.settings, (tls) => {
-      const c = new pg.Client(
-        pgConfig(this.settings, {
-          ...(this.options.policy ? { policy: this.options.policy } : {}),
-          applicationName: this.options.applicationName ?? 'sluice-postgres-target',
-          ...(tls === undefined ? {} : { tls }),
-        }),
-      );
-      // A broken connection is dropped; the next write opens another.
-      c.on('error', () => this.drop(c));
-      return c;
-    }).catch((error: unknown) => {
+    const policy = this.options.policy;
+    const client = await connectClient(
+      this.settings,
+      (tls, tunnel) => {
+        const c = new pg.Client(
+          pgConfig(this.settings, {
+            ...(policy ? { policy } : {}),
+            applicationName: this.options.applicationName ?? 'sluice-postgres-target',
+            ...(tls === undefined ? {} : { tls }),
+            ...(tunnel ? { tunnel } : {}),
+          }),
+        );
+        // A broken connection is dropped; the next write opens another.
+        c.on('error', () => this.drop(c));
+        return c;
+      },
+      policy ? { policy } : {},
+    ).catch((error: unknown) => {
       throw new PostgresSinkError(describePgFailure(error, pgWhere(this.settings)));
     });
     this.client = client;

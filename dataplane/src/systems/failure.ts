@@ -59,25 +59,6 @@ export function describeNetworkCode(code: string | undefined, where: string): st
   return code ? NETWORK[code]?.(where) : undefined;
 }
 
-/**
- * The gateway connects directly (pre-flight checks, previews, backfills): a
- * configuration that reaches its server through an SSH bastion (`ssh_host`)
- * gets this answer instead of a misleading "connection refused" from the
- * address behind the bastion.
- */
-export function refuseSshTunnel(
-  config: Record<string, unknown>,
-  what: string,
-  action = 'Pre-flight checks',
-  instead = `check ${what} from a host that reaches it`,
-): void {
-  if (typeof config.ssh_host === 'string' && config.ssh_host !== '') {
-    throw new SystemFailure(
-      `${action} through an SSH tunnel are not supported by this version of Sluice: ${instead}`,
-    );
-  }
-}
-
 /** `work`, or a SystemFailure "No answer from <what> within N s" once `timeoutMs` passed. */
 export async function withDeadline<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

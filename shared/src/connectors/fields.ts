@@ -52,13 +52,23 @@ export const whitelistField = (entry: string, example: string, what = 'Tables') 
     description: `${what} to capture, each as ${entry} (e.g. ${example}); one data model per entry`,
   });
 
-/** The SSH bastion of database sources (spec 2.14). */
+/**
+ * What `ssh_host_key` accepts: the bastion's public key as an OpenSSH line
+ * (`ssh-ed25519 AAAA… [comment]`, optionally after a host name as
+ * `ssh-keyscan` prints it) or its SHA-256 fingerprint as `ssh-keygen -lf`
+ * prints it (`SHA256:` and 43 base64 characters).
+ */
+export const SSH_HOST_KEY_PATTERN =
+  '^\\s*(SHA256:[A-Za-z0-9+/]{43}=?|(\\S+\\s+)?(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521))\\s+[A-Za-z0-9+/]+={0,2}(\\s+.*)?)\\s*$';
+
+/** The SSH bastion of database connections (spec 2.14; docs/ssh-tunnels.md). */
 export const sshTunnelFields = () => ({
   ssh_host: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 253,
-      description: 'SSH bastion to tunnel the database connection through; no tunnel when absent',
+      description:
+        'SSH bastion to tunnel the database connection through; no tunnel when absent. The host and port of the database are then as the bastion sees them',
     }),
   ),
   ssh_port: Type.Optional(
@@ -68,9 +78,26 @@ export const sshTunnelFields = () => ({
     Type.String({ minLength: 1, maxLength: 255, description: 'User on the SSH bastion' }),
   ),
   ssh_private_key: Type.Optional(
-    secretField('Base64-encoded private key (OpenSSH or PEM) of the SSH user', {
-      title: 'SSH private key',
-      inline: { pattern: '^[A-Za-z0-9+/=\\r\\n]+$' },
+    secretField(
+      'Base64-encoded private key of the SSH user: Ed25519, ECDSA or RSA, in OpenSSH or PEM (PKCS#1, SEC1, PKCS#8) encoding',
+      {
+        title: 'SSH private key',
+        inline: { pattern: '^[A-Za-z0-9+/=\\r\\n]+$' },
+      },
+    ),
+  ),
+  ssh_private_key_passphrase: Type.Optional(
+    secretField('Passphrase of the SSH private key, when it is encrypted', {
+      title: 'SSH private key passphrase',
+    }),
+  ),
+  ssh_host_key: Type.Optional(
+    Type.String({
+      maxLength: 16384,
+      pattern: SSH_HOST_KEY_PATTERN,
+      title: 'SSH host key',
+      description:
+        "The bastion's expected host key: its public key line (e.g. the content of /etc/ssh/ssh_host_ed25519_key.pub) or its SHA-256 fingerprint as `ssh-keygen -lf` prints it (SHA256:…). Required to connect: without it the connection is refused and the error names the fingerprint the bastion presented",
     }),
   ),
 });

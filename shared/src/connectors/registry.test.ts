@@ -69,7 +69,7 @@ describe('connector type registry', () => {
     ]);
   });
 
-  it('gives the SSH tunnel fields to the database sources of spec 2.14 only', () => {
+  it('gives the SSH tunnel fields to the database sources of spec 2.14 and the SQL targets', () => {
     const withSsh = CONNECTOR_TYPES.filter((t) => 'ssh_private_key' in t.schema.properties).map(
       (t) => t.type,
     );
@@ -81,6 +81,8 @@ describe('connector type registry', () => {
       'MSSQL_LOG_SOURCE',
       'ORACLE_SOURCE',
       'IBMI_SOURCE',
+      'POSTGRES_TARGET',
+      'MSSQL_TARGET',
     ]);
   });
 

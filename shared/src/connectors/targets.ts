@@ -8,6 +8,8 @@ import {
   pemField,
   portField,
   requiredWhen,
+  SSH_DEPENDENCIES,
+  sshTunnelFields,
   StringEnum,
   TOPIC_PATTERN,
   userField,
@@ -165,6 +167,7 @@ const sqlTargetFields = (engine: string, defaultPort: number, defaultSchema: str
     }),
   ),
   ssl_root_cert: Type.Optional(pemField('PEM CA certificate for verify-ca / verify-full')),
+  ...sshTunnelFields(),
 });
 
 export const PostgresTargetConfig = configSchema(
@@ -173,6 +176,7 @@ export const PostgresTargetConfig = configSchema(
   {
     title: 'PostgreSQL target',
     description: 'Upserts rows into PostgreSQL tables by primary key',
+    dependentRequired: SSH_DEPENDENCIES,
   },
 );
 
@@ -182,6 +186,7 @@ export const MssqlTargetConfig = configSchema(
   {
     title: 'SQL Server target',
     description: 'Upserts rows into SQL Server tables by primary key',
+    dependentRequired: SSH_DEPENDENCIES,
   },
 );
 

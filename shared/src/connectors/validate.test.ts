@@ -222,6 +222,21 @@ describe('validateConnectorConfig', () => {
     expect(locs('POSTGRES_SOURCE', { ...SAMPLES.POSTGRES_SOURCE, ssh_private_key: 'not base64!' })).toEqual([
       ['ssh_private_key'],
     ]);
+    // The bastion's host key: a public key line (after a host name too, as ssh-keyscan prints it) or a fingerprint.
+    const ed25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
+    for (const hostKey of [
+      ed25519,
+      `${ed25519} root@bastion`,
+      `bastion.example.com ${ed25519}`,
+      'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s',
+    ]) {
+      expect(locs('POSTGRES_SOURCE', { ...SAMPLES.POSTGRES_SOURCE, ssh_host_key: hostKey })).toEqual([]);
+    }
+    for (const hostKey of ['SHA256:short', 'MD5:aa:bb', 'ssh-ed25519', 'not a key']) {
+      expect(locs('POSTGRES_SOURCE', { ...SAMPLES.POSTGRES_SOURCE, ssh_host_key: hostKey })).toEqual([
+        ['ssh_host_key'],
+      ]);
+    }
     // Webhook authentication.
     expect(locs('WEBHOOK_TARGET', { url: 'https://x.example', auth_type: 'basic' })).toEqual([
       ['auth_username'],
@@ -259,22 +274,24 @@ describe('validateConnectorConfig', () => {
 });
 
 describe('secret fields', () => {
+  /** The tunnel's: the key and its passphrase. */
+  const SSH_SECRETS = ['ssh_private_key', 'ssh_private_key_passphrase'];
   const expectedSecrets: Record<ConnectorTypeId, string[]> = {
     KAFKA_SOURCE: ['sasl_password'],
-    POSTGRES_SOURCE: ['password', 'ssh_private_key'],
-    MYSQL_SOURCE: ['password', 'ssh_private_key'],
-    MARIADB_SOURCE: ['password', 'ssh_private_key'],
-    MSSQL_SOURCE: ['password', 'ssh_private_key'],
-    MSSQL_LOG_SOURCE: ['password', 'ssh_private_key'],
-    ORACLE_SOURCE: ['password', 'ssh_private_key'],
-    IBMI_SOURCE: ['password', 'ssh_private_key'],
+    POSTGRES_SOURCE: ['password', ...SSH_SECRETS],
+    MYSQL_SOURCE: ['password', ...SSH_SECRETS],
+    MARIADB_SOURCE: ['password', ...SSH_SECRETS],
+    MSSQL_SOURCE: ['password', ...SSH_SECRETS],
+    MSSQL_LOG_SOURCE: ['password', ...SSH_SECRETS],
+    ORACLE_SOURCE: ['password', ...SSH_SECRETS],
+    IBMI_SOURCE: ['password', ...SSH_SECRETS],
     MONGO_SOURCE: ['password'],
     KAFKA_TARGET: ['sasl_password'],
     ORACLE_TARGET: ['password'],
     SNOWFLAKE_TARGET: ['password', 'private_key', 'private_key_passphrase'],
     BIGQUERY_TARGET: ['service_account_json'],
-    POSTGRES_TARGET: ['password'],
-    MSSQL_TARGET: ['password'],
+    POSTGRES_TARGET: ['password', ...SSH_SECRETS],
+    MSSQL_TARGET: ['password', ...SSH_SECRETS],
     ELASTICSEARCH_TARGET: ['api_key', 'password'],
     WEBHOOK_TARGET: ['headers.*', 'auth_password', 'bearer_token', 'auth_header_value', 'signing_secret'],
     JOB_SMT: [],

@@ -26,17 +26,22 @@ export type Connect = (replication: boolean) => Promise<pg.Client>;
 
 export function connector(settings: PostgresSettings, policy: OutboundPolicy | undefined): Connect {
   return (replication) =>
-    connectClient(settings, (tls) => {
-      const config = pgConfig(settings, {
-        ...(policy ? { policy } : {}),
-        applicationName: 'sluice-postgres-cdc',
-        ...(tls === undefined ? {} : { tls }),
-      });
-      // `replication` is a startup parameter node-postgres passes on (its types omit it).
-      return new pg.Client(
-        replication ? ({ ...config, replication: 'database' } as pg.ClientConfig) : config,
-      );
-    }).catch((error: unknown) => {
+    connectClient(
+      settings,
+      (tls, tunnel) => {
+        const config = pgConfig(settings, {
+          ...(policy ? { policy } : {}),
+          applicationName: 'sluice-postgres-cdc',
+          ...(tls === undefined ? {} : { tls }),
+          ...(tunnel ? { tunnel } : {}),
+        });
+        // `replication` is a startup parameter node-postgres passes on (its types omit it).
+        return new pg.Client(
+          replication ? ({ ...config, replication: 'database' } as pg.ClientConfig) : config,
+        );
+      },
+      policy ? { policy } : {},
+    ).catch((error: unknown) => {
       throw new PostgresCdcError(describePgFailure(error, pgWhere(settings)));
     });
 }

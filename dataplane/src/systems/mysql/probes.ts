@@ -1,6 +1,7 @@
 import { connect as netConnect, isIP } from 'node:net';
 import mysql, { type SslOptions as TlsOptions } from 'mysql2/promise';
-import { SystemFailure, refuseSshTunnel, withDeadline } from '../failure.js';
+import { SystemFailure, withDeadline } from '../failure.js';
+import { acquireTunnel, sshTunnelOf, viaBastion, type TunnelLease } from '../ssh/connection.js';
 import { describeMysqlFailure } from './errors.js';
 import type { ColumnInfo, PgCheckOptions, TableInfo } from '../postgres/probes.js';
 
@@ -47,10 +48,12 @@ export async function withMysql<T>(
 ): Promise<T> {
   const host = String(config.host ?? '');
   const port = typeof config.port === 'number' ? config.port : 3306;
-  const where = `${host}:${port}`;
-  refuseSshTunnel(config, `${engine} at ${where}`);
+  const where = `${host}:${port}${viaBastion(config)}`;
+  const ssh = sshTunnelOf(config);
+  let lease: TunnelLease | undefined;
   const open = async (ssl: TlsOptions | undefined) => {
-    opts.policy.assertHost(host);
+    const tunnel = lease?.tunnel;
+    if (!tunnel) opts.policy.assertHost(host);
     return mysql.createConnection({
       host,
       port,
@@ -61,7 +64,10 @@ export async function withMysql<T>(
       connectTimeout: opts.timeoutMs,
       // The socket goes through the policy's lookup, so the address checked
       // is the address connected to (no DNS rebinding in between).
-      stream: () => netConnect(isIP(host) ? { port, host } : { port, host, lookup: opts.policy.lookup }),
+      // Through a tunnel the driver still names the server by its host (TLS verifies it).
+      stream: tunnel
+        ? () => tunnel.connect()
+        : () => netConnect(isIP(host) ? { port, host } : { port, host, lookup: opts.policy.lookup }),
       timezone: 'Z',
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -69,6 +75,13 @@ export async function withMysql<T>(
   };
   let conn: mysql.Connection | undefined;
   try {
+    if (ssh) {
+      lease = await acquireTunnel(
+        ssh,
+        { host, port },
+        { policy: opts.policy, handshakeTimeoutMs: opts.timeoutMs },
+      );
+    }
     const ssl = tlsFor(config);
     try {
       conn = await open(ssl);
@@ -84,6 +97,7 @@ export async function withMysql<T>(
     throw new SystemFailure(describeMysqlFailure(e, engine, where), { cause: e });
   } finally {
     await conn?.end().catch(() => conn?.destroy());
+    lease?.release();
   }
 }
 

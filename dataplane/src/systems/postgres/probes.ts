@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { OutboundPolicy } from '@sluice/shared/net';
-import { openSession, type PostgresSettings } from './connection.js';
-import { SystemFailure, refuseSshTunnel } from '../failure.js';
+import { openSession, pgWhere, type PostgresSettings } from './connection.js';
+import { SystemFailure } from '../failure.js';
+import { sshTunnelOf } from '../ssh/connection.js';
 import { describePgFailure } from './errors.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
@@ -40,6 +41,7 @@ function settingsOf(config: Record<string, unknown>): PostgresSettings {
       ? { ssl_mode: config.ssl_mode as PostgresSettings['ssl_mode'] }
       : {}),
     ...(typeof config.ssl_root_cert === 'string' ? { ssl_root_cert: config.ssl_root_cert } : {}),
+    ...sshTunnelOf(config),
   };
 }
 
@@ -54,10 +56,9 @@ export async function withPg<T>(
   fn: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
   const settings = settingsOf(config);
-  const where = `${settings.host}:${settings.port ?? 5432}`;
+  const where = pgWhere(settings);
   let client: pg.Client | undefined;
   try {
-    refuseSshTunnel(config, `PostgreSQL at ${where}`);
     client = await openSession(settings, {
       policy: opts.policy,
       applicationName: 'sluice-preflight',

@@ -11,7 +11,6 @@ import {
   openSession,
   openWebhookSink,
   platformStream,
-  refuseSshTunnel,
   type PostgresSettings,
   type Sink,
 } from '@sluice/dataplane';
@@ -91,12 +90,6 @@ export function openPlatformStreamClient(
 /** A session on a database source (reads only). */
 export async function openSourceDatabase(ctx: GatewayContext, sourceId: string): Promise<pg.Client> {
   const c = await sourceSettings(ctx, sourceId);
-  refuseSshTunnel(
-    c,
-    'the source database',
-    'Backfills',
-    'the source database must be reachable from the gateway',
-  );
   const settings = {
     ...(c as unknown as PostgresSettings),
     port: typeof c.port === 'number' ? c.port : 5432,
