@@ -1,7 +1,7 @@
-import type { ConnectorResource, DataModelResource, WorkerConfig } from '@sluice/shared/catalog';
+import { workerSecretOwners, type WorkerConfig } from '@sluice/shared/catalog';
 import type { SecretScope } from '@sluice/shared/ports';
 import { resolveSecretValues } from '@sluice/shared/secrets';
-import { managedSecretName, teamSecretScope } from '../catalog/secrets.js';
+import { teamSecretScope } from '../catalog/secrets.js';
 import type { GatewayContext } from '../context.js';
 
 // A worker configuration as the gateway uses it itself (previews, backfills):
@@ -10,26 +10,12 @@ import type { GatewayContext } from '../context.js';
 
 /**
  * The scope a worker's references are checked in (docs/security.md, "Secret
- * references"): the teams of its connector and of the sources whose streams
- * it reads, and the managed secrets of those connectors and of its
- * subscriptions — the objects whose configurations it was built from.
+ * references"): its owners (`workerSecretOwners`) with their teams'
+ * environments.
  */
 export async function workerSecretScope(ctx: GatewayContext, config: WorkerConfig): Promise<SecretScope> {
-  const teams = new Set<string>();
-  const own = new Set<string>();
-  const addConnector = async (id: string) => {
-    const c = await ctx.catalog.get<ConnectorResource>('Connector', id);
-    if (!c) return;
-    teams.add(c.spec.teamId);
-    own.add(managedSecretName('connector', id));
-  };
-  await addConnector(config.connector_id);
-  for (const sub of config.subscriptions ?? []) {
-    own.add(managedSecretName('subscription', sub.id));
-    const dm = await ctx.catalog.get<DataModelResource>('DataModel', sub.datamodel_id);
-    if (dm) await addConnector(dm.spec.connectorId);
-  }
-  return teamSecretScope(ctx, [...teams], [...own]);
+  const { teamIds, ownSecrets } = await workerSecretOwners(config, (kind, id) => ctx.catalog.get(kind, id));
+  return teamSecretScope(ctx, teamIds, ownSecrets);
 }
 
 /**

@@ -3,6 +3,7 @@ export * from './resources.js';
 export * from './states.js';
 export * from './effective-state.js';
 export * from './worker-config.js';
+export * from './worker-secret-owners.js';
 export * from './targets.js';
 export * from './crd.js';
 export * from './argocd-health.js';
