@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -29,8 +29,11 @@ import { join } from 'node:path';
 export const SSHD = '/usr/sbin/sshd';
 
 export type KeyType = 'ed25519' | 'ecdsa' | 'rsa';
-/** OpenSSH's own format, or PEM (PKCS#1 for RSA, SEC1 for ECDSA, PKCS#8 for Ed25519). */
-export type KeyFormat = 'openssh' | 'pem';
+/**
+ * OpenSSH's own format; PEM (PKCS#1 for RSA, SEC1 for ECDSA, PKCS#8 for
+ * Ed25519, which has no other PEM form); or PKCS#8 for every type.
+ */
+export type KeyFormat = 'openssh' | 'pem' | 'pkcs8';
 
 export interface UserKey {
   /** The key file, base64-encoded, as `ssh_private_key` holds it. */
@@ -97,7 +100,7 @@ const sshString = (b: Buffer | string) => {
 
 function keygen(dir: string, name: string, type: KeyType, format: KeyFormat, passphrase = ''): UserKey {
   const file = join(dir, name);
-  if (type === 'ed25519' && format === 'pem') {
+  if (type === 'ed25519' && format !== 'openssh') {
     // ssh-keygen writes Ed25519 keys in OpenSSH's format only: PKCS#8 from node:crypto.
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const pem = privateKey.export({
@@ -105,7 +108,7 @@ function keygen(dir: string, name: string, type: KeyType, format: KeyFormat, pas
       format: 'pem',
       ...(passphrase ? { cipher: 'aes-256-cbc', passphrase } : {}),
     });
-    const x = Buffer.from(String(createPublicKey(publicKey).export({ format: 'jwk' }).x), 'base64url');
+    const x = Buffer.from(String(publicKey.export({ format: 'jwk' }).x), 'base64url');
     const blob = Buffer.concat([sshString('ssh-ed25519'), sshString(x)]);
     return {
       privateKeyBase64: Buffer.from(String(pem)).toString('base64'),
@@ -116,7 +119,7 @@ function keygen(dir: string, name: string, type: KeyType, format: KeyFormat, pas
     '-q',
     '-t',
     type,
-    ...(format === 'pem' ? ['-m', 'PEM'] : []),
+    ...(format === 'openssh' ? [] : ['-m', format === 'pem' ? 'PEM' : 'PKCS8']),
     '-N',
     passphrase,
     '-C',

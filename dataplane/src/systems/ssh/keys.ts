@@ -33,7 +33,9 @@ export function usablePrivateKey(value: string, passphrase: string | undefined):
   }
   const parsed = utils.parseKey(text, passphrase);
   if (!(parsed instanceof Error)) return { privateKey: text, ...(passphrase ? { passphrase } : {}) };
-  if (/no passphrase/i.test(parsed.message)) {
+  // PKCS#8 says ENCRYPTED in its armour, traditional PEM in its Proc-Type header.
+  const encrypted = /BEGIN ENCRYPTED PRIVATE KEY|Proc-Type: *4,ENCRYPTED/.test(text);
+  if (/no passphrase/i.test(parsed.message) || (encrypted && !passphrase)) {
     throw keyError('is encrypted: set ssh_private_key_passphrase');
   }
   // Not a format ssh2 reads (PKCS#8), or an encrypted PEM key: node:crypto reads those.
