@@ -271,7 +271,7 @@ describe.each(databaseKinds())('connectors on %s', (kind) => {
     expect(stopped.body).toMatchObject({
       status: 'stopping',
       desired_state: 'stopped',
-      desired_state_reason: 'Stopped by a stop call',
+      desired_state_reason: 'Its desiredState is stopped',
     });
     const o = await gw.ctx.cluster.get<ConnectorResource>('Connector', gw.ctx.config.namespace, c.id);
     expect(Date.parse(o?.metadata.annotations?.[STOP_ANNOTATION] ?? '')).toBeGreaterThan(Date.now() - 60_000);

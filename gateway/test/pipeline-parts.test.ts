@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataModelResource } from '@sluice/shared/catalog';
+import type { DataModelResource, SubscriptionResource } from '@sluice/shared/catalog';
 import { closeScanned, configs, kafkaPipeline, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { databaseKinds, type TestGateway } from './harness.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
@@ -63,6 +63,11 @@ describe.each(databaseKinds())('a pipeline and its parts on %s', (kind) => {
 
     const stop = await post(`/api/connectors/${p.source}/stop`);
     expect([stop.status, stop.body]).toEqual([202, 'STOPPING']);
+    // At once, in the words the operator uses (shared/src/catalog/effective-state.ts).
+    expect((await get(`/api/connectors/${p.source}`)).body).toMatchObject({
+      desired_state: 'stopped',
+      desired_state_reason: 'Stopped by a stop call after pipeline sticky started',
+    });
     await stateOf(`/api/connectors/${p.source}`, 'paused');
     // It stays paused (the operator used to start it again for its pipeline within seconds).
     for (let i = 0; i < 15; i++) {
@@ -93,6 +98,15 @@ describe.each(databaseKinds())('a pipeline and its parts on %s', (kind) => {
       .set(t.owner.auth)
       .send({ enabled: false });
     expect([patched.status, patched.body.enabled]).toEqual([200, false]);
+    const sub = await gw.ctx.cluster.get<SubscriptionResource>(
+      'Subscription',
+      gw.ctx.config.namespace,
+      subId,
+    );
+    expect(sub?.status).toMatchObject({
+      effectiveState: 'disabled',
+      effectiveReason: 'Disabled by a pause call after pipeline switch started',
+    });
     const failed = await stateOf(`/api/pipelines/${p.id}`, 'error');
     expect(failed.status_message).toMatch(
       /^Its subscription \S+ was disabled after the pipeline started: start it, or start the pipeline again$/,

@@ -39,6 +39,7 @@ import type { GatewayContext } from '../../context.js';
 import { conflict, invalid, notFound, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { captureEntries, datamodelObjects } from '../datamodels/datamodels.plan.js';
+import { connectorEffectiveStatus } from '../pipelines/pipelines.effective.js';
 import * as repo from './connectors.repository.js';
 import { toConnectorRead } from './connectors.mapper.js';
 
@@ -367,19 +368,18 @@ export async function runConnector(
   const state = row.state as ConnectorState;
   const to = nextState(CONNECTOR_CALLS[call], state);
   if (!to) throw conflict(`The connector is ${state}: ${call} is not allowed in this state`);
-  await ctx.catalog.patch('Connector', id, {
+  const patched = await ctx.catalog.patch<ConnectorResource>('Connector', id, {
     // A start always restarts the worker(s), so a retry from error really retries.
     metadata: {
       annotations: { [call === 'start' ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
     },
     spec: { desiredState: call === 'start' ? 'running' : 'stopped' },
   });
-  // The latest call wins over any pipeline's, so this is the effective state now.
+  // The latest call wins over any pipeline's, so the effective state is the call's now.
   await ctx.catalog.patchStatus('Connector', id, {
     state: to,
     message: null,
-    effectiveState: call === 'start' ? 'running' : 'stopped',
-    effectiveReason: call === 'start' ? 'Its desiredState is running' : 'Stopped by a stop call',
+    ...(await connectorEffectiveStatus(ctx, patched)),
   });
   return to.toUpperCase();
 }

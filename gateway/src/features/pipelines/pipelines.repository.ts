@@ -159,3 +159,23 @@ export async function specsById(
     .execute();
   return new Map(rows.map((r) => [r.id, r]));
 }
+
+/** The pipelines that use a connector (as their source or target) or a subscription, those being deleted too. */
+export async function pipelineIdsUsing(
+  db: Db,
+  part: { connectorId: string } | { subscriptionId: string },
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('mirror_pipelines')
+    .select('id')
+    .where((eb) =>
+      'connectorId' in part
+        ? eb.or([
+            eb('source_connector_id', '=', part.connectorId),
+            eb('target_connector_id', '=', part.connectorId),
+          ])
+        : eb('subscription_id', '=', part.subscriptionId),
+    )
+    .execute();
+  return rows.map((r) => r.id);
+}

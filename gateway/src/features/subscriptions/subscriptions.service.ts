@@ -36,6 +36,7 @@ import {
 import { offsetOf, pageOf } from '../../http/pagination.js';
 import { findConnector } from '../connectors/connectors.repository.js';
 import { findDataModel } from '../datamodels/datamodels.repository.js';
+import { subscriptionEffectiveStatus } from '../pipelines/pipelines.effective.js';
 import { autoBackfillView, toSubscriptionRead } from './subscriptions.mapper.js';
 import * as repo from './subscriptions.repository.js';
 
@@ -320,16 +321,13 @@ export async function updateSubscription(
  * the effective state it makes, shown at once.
  */
 async function recordSwitch(ctx: GatewayContext, id: string, enabled: boolean, spec = false) {
-  await ctx.catalog.patch('Subscription', id, {
+  const patched = await ctx.catalog.patch<SubscriptionResource>('Subscription', id, {
     metadata: {
       annotations: { [enabled ? RESTART_ANNOTATION : STOP_ANNOTATION]: new Date().toISOString() },
     },
     ...(spec ? { spec: { enabled } } : {}),
   });
-  await ctx.catalog.patchStatus('Subscription', id, {
-    effectiveState: enabled ? 'enabled' : 'disabled',
-    effectiveReason: enabled ? 'Enabled by a start call' : 'Disabled by a pause call',
-  });
+  await ctx.catalog.patchStatus('Subscription', id, await subscriptionEffectiveStatus(ctx, patched));
 }
 
 /**
