@@ -36,9 +36,15 @@ export function connector(settings: PostgresSettings, policy: OutboundPolicy | u
           ...(tunnel ? { tunnel } : {}),
         });
         // `replication` is a startup parameter node-postgres passes on (its types omit it).
-        return new pg.Client(
+        const client = new pg.Client(
           replication ? ({ ...config, replication: 'database' } as pg.ClientConfig) : config,
         );
+        // A lost connection (the server, or the SSH bastion, gone) fails the
+        // query or the stream in progress, which says it in the capture's
+        // error; unlistened, the client's own 'error' event would end the
+        // worker as an uncaught exception instead.
+        client.on('error', () => undefined);
+        return client;
       },
       policy ? { policy } : {},
     ).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, isIP, Socket, type Server } from 'node:net';
 import { Transform } from 'node:stream';
-import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
+import ssh2, { type Client, type ClientChannel, type ConnectConfig } from 'ssh2';
 import type { OutboundPolicy } from '@sluice/shared/net';
 import {
   authenticationRefused,
@@ -180,7 +180,7 @@ export class SshTunnel {
     const key = usablePrivateKey(settings.ssh_private_key, settings.ssh_private_key_passphrase);
     const expected = settings.ssh_host_key ? expectedHostKey(settings.ssh_host_key) : undefined;
     const sock = await this.dial(timeoutMs);
-    const client = new Client();
+    const client = new ssh2.Client();
     let verdict: SshTunnelError | undefined;
     const algorithms = hostKeyAlgorithms(expected?.type);
     const config: ConnectConfig = {

@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
-import { utils } from 'ssh2';
+import ssh2 from 'ssh2';
 import { SshTunnelError } from './errors.js';
 
 // The SSH user's private key as the configuration holds it (base64 of the
@@ -31,7 +31,7 @@ export function usablePrivateKey(value: string, passphrase: string | undefined):
   if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text)) {
     throw keyError('is not a base64-encoded private key file (no "-----BEGIN … PRIVATE KEY-----" line)');
   }
-  const parsed = utils.parseKey(text, passphrase);
+  const parsed = ssh2.utils.parseKey(text, passphrase);
   if (!(parsed instanceof Error)) return { privateKey: text, ...(passphrase ? { passphrase } : {}) };
   // PKCS#8 says ENCRYPTED in its armour, traditional PEM in its Proc-Type header.
   const encrypted = /BEGIN ENCRYPTED PRIVATE KEY|Proc-Type: *4,ENCRYPTED/.test(text);
