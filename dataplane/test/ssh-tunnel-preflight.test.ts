@@ -28,7 +28,7 @@ describeWithPostgres('pre-flight checks through an SSH bastion', () => {
   let bastion: Bastion;
   let db: ScratchDatabase;
   /** A PostgreSQL source reached through the bastion; host and port as the bastion sees them. */
-  const pgConfig = (more: Record<string, unknown> = {}) => ({
+  const pgConfig = (more: Record<string, unknown> = {}): Record<string, unknown> => ({
     ...db.settings,
     whitelist: ['public.t'],
     ...bastion.tunnelFields(),
