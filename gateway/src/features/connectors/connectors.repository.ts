@@ -35,6 +35,19 @@ export function findConnector(db: Db, id: string) {
   return connectorQuery(db).select(columns).where('c.id', '=', id).executeTakeFirst();
 }
 
+/**
+ * A connector to delete, whether its team is still there or not (a team's
+ * deletion removes the team row first); one already being deleted is not.
+ */
+export function findConnectorToDelete(db: Db, id: string) {
+  return db
+    .selectFrom('mirror_connectors')
+    .select(['id', 'connector_type', 'spec'])
+    .where('id', '=', id)
+    .where('deleting', '=', false)
+    .executeTakeFirst();
+}
+
 export function findConnectorByName(db: Db, teamId: string, name: string) {
   return connectorQuery(db)
     .select(columns)

@@ -339,9 +339,16 @@ export async function deleteConnector(ctx: GatewayContext, p: Principal, id: str
   await deleteConnectorObjects(ctx, id);
 }
 
-/** Deletes a connector, its data models and its secret (idempotent: a retry finishes a half-done delete). */
+/**
+ * Deletes a connector, its data models and its secret (idempotent: a retry
+ * finishes a half-done delete): the API's delete, a pipeline's parts, a
+ * team's deletion. A PostgreSQL source's capture is resolved before its
+ * secret goes and dropped after the connector (connectors.capture-release.ts);
+ * the operator's finalizer stops the worker meanwhile, and the drop waits for
+ * it to let go of the slot.
+ */
 export async function deleteConnectorObjects(ctx: GatewayContext, id: string): Promise<void> {
-  const row = await repo.findConnector(ctx.db, id);
+  const row = await repo.findConnectorToDelete(ctx.db, id);
   // Resolved now: the secret it needs is deleted below.
   const releaseCapture = row ? await releaseForDelete(ctx, row) : async () => undefined;
   for (const dmId of (await repo.datamodelIdsOf(ctx.db, [id])).get(id) ?? []) {

@@ -290,9 +290,13 @@ export async function updateWarehouse(
   return getWarehouse(ctx, p, id);
 }
 
-/** Deletes the warehouse, its tasks (with their runs) and its managed secret. */
 export async function deleteWarehouse(ctx: GatewayContext, p: Principal, id: string): Promise<void> {
   await loadWarehouse(ctx, p, id);
+  await deleteWarehouseObjects(ctx, id);
+}
+
+/** Deletes the warehouse, its tasks (with their runs) and its managed secret (the API's delete, a team's deletion). */
+export async function deleteWarehouseObjects(ctx: GatewayContext, id: string): Promise<void> {
   await deleteTasksOf(ctx.db, id);
   await ctx.catalog.delete('Warehouse', id);
   await ctx.secretStore.delete(ctx.config.workerNamespace, managedSecretName('warehouse', id));
