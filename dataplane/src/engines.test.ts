@@ -9,8 +9,9 @@ const config = (role: 'source' | 'target', type: string, configuration: Record<s
   ({ connector_id: 'c1', connector_type: type, role, configuration }) as unknown as WorkerConfig;
 
 describe('engineFor', () => {
-  it('starts the PostgreSQL engines with a tunnel, which they go through', () => {
+  it('starts the PostgreSQL and Oracle engines with a tunnel, which they go through', () => {
     const tunnel = { host: 'db.internal', ssh_host: 'bastion.example.com' };
+    expect(engineFor(config('target', 'ORACLE_TARGET', tunnel))).toBe(ENGINES.get('target:ORACLE_TARGET'));
     expect(engineFor(config('source', 'POSTGRES_SOURCE', tunnel))).toBe(
       ENGINES.get('source:POSTGRES_SOURCE'),
     );
@@ -20,12 +21,15 @@ describe('engineFor', () => {
   });
 
   it('refuses an engine that cannot tunnel, rather than connecting straight to the host', () => {
-    expect(engineFor(config('target', 'ORACLE_TARGET', { host: 'db', ssh_host: 'bastion' }))).toBe(
-      'ORACLE_TARGET target workers cannot connect through an SSH bastion (ssh_host) in this version of Sluice: ' +
+    // The schemas give Kafka no tunnel fields; a resource written by hand could still carry one.
+    expect(
+      engineFor(config('target', 'KAFKA_TARGET', { bootstrap_server: 'k:9092', ssh_host: 'bastion' })),
+    ).toBe(
+      'KAFKA_TARGET target workers cannot connect through an SSH bastion (ssh_host) in this version of Sluice: ' +
         'remove ssh_host and make the server reachable directly',
     );
-    expect(engineFor(config('target', 'ORACLE_TARGET', { host: 'db' }))).toBe(
-      ENGINES.get('target:ORACLE_TARGET'),
+    expect(engineFor(config('target', 'KAFKA_TARGET', { bootstrap_server: 'k:9092' }))).toBe(
+      ENGINES.get('target:KAFKA_TARGET'),
     );
     expect(engineFor(config('source', 'MYSQL_SOURCE', { ssh_host: 'bastion' }))).toMatch(
       /not supported by this version/,

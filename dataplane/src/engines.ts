@@ -22,7 +22,7 @@ export const ENGINES = new Map<string, Engine>([
  * tunnel setting: connecting straight to an address meant for the bastion
  * would bypass it, or reach the wrong server.
  */
-const TUNNELLING = new Set(['source:POSTGRES_SOURCE', 'target:POSTGRES_TARGET']);
+const TUNNELLING = new Set(['source:POSTGRES_SOURCE', 'target:POSTGRES_TARGET', 'target:ORACLE_TARGET']);
 
 /** The engine of a configuration, or why there is none. */
 export function engineFor(config: WorkerConfig): Engine | string {

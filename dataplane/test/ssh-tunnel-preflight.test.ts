@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { OutboundPolicy } from '@sluice/shared/net';
 import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
-import { checkMysql, checkPostgres, listPostgresTables } from '../src/index.js';
+import { checkMysql, checkOracle, checkPostgres, listPostgresTables } from '../src/index.js';
 
 // Pre-flight checks through a real OpenSSH bastion (testing/src/sshd.ts) to
 // the test PostgreSQL and MariaDB servers behind it, and the sentence a user
@@ -85,6 +85,48 @@ describeWithPostgres('pre-flight checks through an SSH bastion', () => {
     };
     const checked = await checkMysql('MariaDB', config, opts);
     expect(checked.server_version).toMatch(/MariaDB/);
+  });
+
+  it("reaches an Oracle listener through the tunnel (a stand-in that reads the driver's connect packet)", async () => {
+    // No Oracle server runs here: the stand-in receives what the driver sends through the bastion, then hangs up.
+    const received: Buffer[] = [];
+    const listener = createServer((socket: Socket) => {
+      socket.once('data', (chunk) => {
+        received.push(Buffer.from(chunk));
+        socket.destroy();
+      });
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+    const port = (listener.address() as { port: number }).port;
+    try {
+      const config = {
+        host: '127.0.0.1',
+        port: String(port),
+        database: 'SLUICE_SVC',
+        user: 'sluice',
+        password: 'secret-pw',
+        server_name: 'x',
+        server_id: '1',
+        ...bastion.tunnelFields(),
+      };
+      const message = await failure(checkOracle(config, opts));
+      expect(Buffer.concat(received).toString('latin1')).toContain('SERVICE_NAME=SLUICE_SVC');
+      expect(message).toContain(
+        `127.0.0.1:${port} through SSH bastion 127.0.0.1:${bastion.port} closed the connection during the Oracle handshake`,
+      );
+      expect(message).not.toContain('secret-pw');
+      // Through a bastion that is down: the tunnel's sentence, not the driver's.
+      await bastion.stop();
+      try {
+        expect(await failure(checkOracle(config, opts))).toMatch(
+          new RegExp(`^Connection refused by SSH bastion 127\\.0\\.0\\.1:${bastion.port}`),
+        );
+      } finally {
+        await bastion.start();
+      }
+    } finally {
+      listener.close();
+    }
   });
 
   it('says the bastion refused the login for a key it does not authorize', async () => {

@@ -85,6 +85,13 @@ describe('formFields', () => {
       ['port', 'string', true, false],
       ['server_name', 'string', true, false],
       ['server_id', 'string', true, false],
+      // Ours: the SSH tunnel of every database connection.
+      ['ssh_host', 'string', false, false],
+      ['ssh_port', 'integer', false, false],
+      ['ssh_user', 'string', false, false],
+      ['ssh_private_key', 'string', false, true],
+      ['ssh_private_key_passphrase', 'string', false, true],
+      ['ssh_host_key', 'string', false, false],
     ]);
   });
 

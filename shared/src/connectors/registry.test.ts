@@ -69,7 +69,7 @@ describe('connector type registry', () => {
     ]);
   });
 
-  it('gives the SSH tunnel fields to the database sources of spec 2.14 and the SQL targets', () => {
+  it('gives the SSH tunnel fields to the database sources of spec 2.14 and the database targets', () => {
     const withSsh = CONNECTOR_TYPES.filter((t) => 'ssh_private_key' in t.schema.properties).map(
       (t) => t.type,
     );
@@ -81,6 +81,7 @@ describe('connector type registry', () => {
       'MSSQL_LOG_SOURCE',
       'ORACLE_SOURCE',
       'IBMI_SOURCE',
+      'ORACLE_TARGET',
       'POSTGRES_TARGET',
       'MSSQL_TARGET',
     ]);

@@ -55,8 +55,13 @@ export const OracleTargetConfig = configSchema(
     }),
     server_name: Type.String({ minLength: 1, maxLength: 255, description: 'Server name' }),
     server_id: Type.String({ minLength: 1, maxLength: 255, description: 'Server id' }),
+    ...sshTunnelFields(),
   },
-  { title: 'Oracle target', description: 'Upserts rows into Oracle tables' },
+  {
+    title: 'Oracle target',
+    description: 'Upserts rows into Oracle tables',
+    dependentRequired: SSH_DEPENDENCIES,
+  },
 );
 
 export const SNOWFLAKE_AUTHENTICATORS = ['SNOWFLAKE', 'SNOWFLAKE_JWT'] as const;

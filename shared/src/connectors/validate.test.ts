@@ -287,7 +287,7 @@ describe('secret fields', () => {
     IBMI_SOURCE: ['password', ...SSH_SECRETS],
     MONGO_SOURCE: ['password'],
     KAFKA_TARGET: ['sasl_password'],
-    ORACLE_TARGET: ['password'],
+    ORACLE_TARGET: ['password', ...SSH_SECRETS],
     SNOWFLAKE_TARGET: ['password', 'private_key', 'private_key_passphrase'],
     BIGQUERY_TARGET: ['service_account_json'],
     POSTGRES_TARGET: ['password', ...SSH_SECRETS],

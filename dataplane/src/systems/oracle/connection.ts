@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import { OutboundAddressDeniedError, type OutboundPolicy } from '@sluice/shared/net';
 import { oneLine } from '@sluice/shared/util';
 import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from '../../sinks/oracle-sql.js';
+import { SystemFailure } from '../failure.js';
+import { acquireTunnel, sshTunnelOf, viaBastion, type SshTunnelSettings } from '../ssh/connection.js';
 
 // Connections of the ORACLE_TARGET sink and of its pre-flight check, through
 // node-oracledb in thin mode (pure JavaScript: `initOracleClient` is never
@@ -13,9 +15,14 @@ import { OracleSqlError, SESSION_SETUP_SQL, type OracleBindDef } from '../../sin
 // The driver opens its socket itself (no `lookup` hook), so the host is
 // resolved here under the outbound policy and the driver is given the
 // address that was checked: a DNS answer that changes in between cannot
-// slip through. The configuration has no TLS fields: plain TCP.
+// slip through. The configuration has no TLS fields: plain TCP. With
+// `ssh_host`, the driver dials the local end of an SSH tunnel instead
+// (../ssh/), held while the session lives; the policy then applies to the
+// bastion. A listener that redirects clients to another address (shared
+// servers, RAC's SCAN listeners) cannot be followed through it.
 
-export interface OracleSettings {
+export interface OracleSettings extends Partial<SshTunnelSettings> {
+  /** With `ssh_host`: the listener's host as the bastion sees it. */
   host: string;
   /** A string in ORACLE_TARGET's configuration (spec 2.13). */
   port: string | number;
@@ -53,8 +60,9 @@ export class OracleSettingsError extends Error {
 
 const SERVICE_NAME = /^[A-Za-z0-9_$#.-]{1,128}$/;
 
-/** `host:port` for messages. */
-export const oracleWhere = (s: Pick<OracleSettings, 'host' | 'port'>): string => `${s.host}:${s.port}`;
+/** `host:port` for messages, and the bastion it is reached through. */
+export const oracleWhere = (s: Pick<OracleSettings, 'host' | 'port' | 'ssh_host' | 'ssh_port'>): string =>
+  `${s.host}:${s.port}${viaBastion(s)}`;
 
 function portOf(settings: OracleSettings): number {
   const port = Number(settings.port);
@@ -109,22 +117,42 @@ export async function openOracleSession(
       'The database (service name) may hold only letters, digits and _ $ # . - (at most 128)',
     );
   }
-  const address = await allowedAddress(settings.host, options.policy);
-  const hostPart = isIP(address) === 6 ? `[${address}]` : address;
-  const seconds = Math.max(1, Math.ceil((options.connectTimeoutMs ?? 15_000) / 1000));
+  const ssh = sshTunnelOf(settings);
+  const lease = ssh
+    ? await acquireTunnel(
+        ssh,
+        { host: settings.host.replace(/^\[(.*)\]$/, '$1'), port },
+        {
+          ...(options.policy ? { policy: options.policy } : {}),
+          handshakeTimeoutMs: options.connectTimeoutMs ?? 15_000,
+        },
+      )
+    : undefined;
+  let conn: DriverConnection;
   const oracledb = loadDriver();
-  const conn = await oracledb.getConnection({
-    user: settings.user,
-    password: settings.password,
-    connectString: `${hostPart}:${port}/${settings.database}`,
-    connectTimeout: seconds,
-    transportConnectTimeout: seconds,
-  });
+  const mark = lease?.tunnel.mark() ?? 0;
+  try {
+    const address = lease ? '127.0.0.1' : await allowedAddress(settings.host, options.policy);
+    const hostPart = isIP(address) === 6 ? `[${address}]` : address;
+    const seconds = Math.max(1, Math.ceil((options.connectTimeoutMs ?? 15_000) / 1000));
+    conn = await oracledb.getConnection({
+      user: settings.user,
+      password: settings.password,
+      connectString: `${hostPart}:${lease ? lease.tunnel.port : port}/${settings.database}`,
+      connectTimeout: seconds,
+      transportConnectTimeout: seconds,
+    });
+  } catch (error) {
+    lease?.release();
+    // The driver dials the tunnel's listener itself: the tunnel's own failure says more than its.
+    throw lease?.tunnel.failureSince(mark) ?? error;
+  }
   if (options.callTimeoutMs) conn.callTimeout = options.callTimeoutMs;
   try {
     await conn.execute(SESSION_SETUP_SQL, [], {});
   } catch (error) {
     await conn.close().catch(() => undefined);
+    lease?.release();
     throw error;
   }
   return {
@@ -145,7 +173,7 @@ export async function openOracleSession(
     },
     commit: () => conn.commit(),
     rollback: () => conn.rollback(),
-    close: () => conn.close(),
+    close: () => conn.close().finally(() => lease?.release()),
   };
 }
 
@@ -221,6 +249,7 @@ export function describeOracleError(
 ): string {
   if (
     error instanceof OutboundAddressDeniedError ||
+    error instanceof SystemFailure ||
     error instanceof OracleSettingsError ||
     error instanceof OracleSqlError
   ) {

@@ -7,6 +7,7 @@ import {
   type OracleSettings,
 } from './connection.js';
 import { SystemFailure, withDeadline } from '../failure.js';
+import { sshTunnelOf } from '../ssh/connection.js';
 
 // check-credentials of an ORACLE_TARGET (spec 4.5): the worker's connection
 // (dataplane/src/systems/oracle/connection.ts: node-oracledb in thin mode, the
@@ -30,6 +31,7 @@ function settingsOf(config: Record<string, unknown>): OracleSettings {
     database: str('database'),
     user: str('user'),
     password: str('password'),
+    ...sshTunnelOf(config),
   };
 }
 

@@ -95,8 +95,9 @@ const copying = () =>
 export class SshTunnel {
   /** The port of the local listener on 127.0.0.1. */
   port = 0;
-  /** The most recent failure of the tunnel (a forward refused, the bastion lost). */
-  lastFailure: SshTunnelError | undefined;
+  /** The most recent failure of the tunnel (a forward refused, the bastion lost), and how many there were. */
+  private lastFailure: SshTunnelError | undefined;
+  private failures = 0;
   readonly bastion: string;
   private ssh: Promise<Client> | undefined;
   private readonly server: Server;
@@ -149,6 +150,19 @@ export class SshTunnel {
     this.clients.add(s);
     s.once('close', () => this.clients.delete(s));
     return s;
+  }
+
+  /** A mark to ask `failureSince` with. */
+  mark(): number {
+    return this.failures;
+  }
+
+  /**
+   * The tunnel's failure since `mark`, for a driver that dials the listener
+   * itself (oracledb) and so only sees its connection closed.
+   */
+  failureSince(mark: number): SshTunnelError | undefined {
+    return this.failures > mark ? this.lastFailure : undefined;
   }
 
   /** A socket connected to the local end (mysql2's `stream`). */
@@ -304,6 +318,7 @@ export class SshTunnel {
   /** Fails the client sockets (one, or all when `local` is not given) with the tunnel's sentence. */
   private fail(failure: SshTunnelError, local?: Socket): void {
     this.lastFailure = failure;
+    this.failures += 1;
     for (const c of this.clients) {
       if (!local || c.localPort === local.remotePort) c.destroy(failure);
     }
