@@ -1,15 +1,37 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from './errors.js';
 
-/** A path of the route table (Express syntax, `:name` segments) as a matcher of request paths. */
-function matcher(path: string): RegExp {
-  const body = path
-    .replace(/\/+$/, '')
-    .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/');
-  // Express routes are not strict: `/envs/` and `/envs` are the same route.
-  return new RegExp(`^${body}/?$`);
+/** The route table as a tree of path segments: fixed segments by name, and one `:param` child. */
+interface Node {
+  fixed: Map<string, Node>;
+  param?: Node;
+  /** The methods of the routes whose path ends here (HEAD with GET). */
+  methods?: Set<string>;
+}
+
+const node = (): Node => ({ fixed: new Map() });
+
+/** A path's segments; one trailing slash is no segment (Express routes are not strict: `/envs/` is `/envs`). */
+const segmentsOf = (path: string): string[] => (path.endsWith('/') ? path.slice(0, -1) : path).split('/');
+
+/**
+ * The methods of the most specific routes that match `segments` from
+ * `from`: those with the fewest parameters. Undefined: no route matches.
+ */
+function lookup(
+  at: Node,
+  segments: string[],
+  from: number,
+  params: number,
+): { params: number; methods: Set<string> } | undefined {
+  if (from === segments.length) return at.methods && { params, methods: at.methods };
+  const seg = segments[from]!;
+  const byName = at.fixed.get(seg);
+  const fixed = byName && lookup(byName, segments, from + 1, params);
+  const param = seg !== '' && at.param ? lookup(at.param, segments, from + 1, params + 1) : undefined;
+  if (!fixed || !param) return fixed ?? param;
+  if (fixed.params !== param.params) return fixed.params < param.params ? fixed : param;
+  return { params: fixed.params, methods: new Set([...fixed.methods, ...param.methods]) };
 }
 
 /**
@@ -20,26 +42,24 @@ function matcher(path: string): RegExp {
  * parameters (`/teams/filter-one` those of that fixed route, not also those
  * of `/teams/:id`, whose UUID it could never be; `/teams/:id/members/bulk`
  * not those of `/teams/:id/members/:user_id`). A path no route has falls
- * through to the 404.
+ * through to the 404. The table is a tree built once: a request walks its
+ * own segments, whatever the number of routes.
  */
 export function methodNotAllowed(routes: { method: string; path: string }[]): RequestHandler {
-  const byPath = new Map<string, { re: RegExp; params: number; methods: Set<string> }>();
+  const root = node();
   for (const r of routes) {
-    const entry = byPath.get(r.path) ?? {
-      re: matcher(r.path),
-      params: r.path.split('/').filter((seg) => seg.startsWith(':')).length,
-      methods: new Set<string>(),
-    };
-    entry.methods.add(r.method.toUpperCase());
-    if (r.method === 'get') entry.methods.add('HEAD');
-    byPath.set(r.path, entry);
+    let at = root;
+    for (const seg of r.path.replace(/\/+$/, '').split('/')) {
+      if (seg.startsWith(':')) at = at.param ??= node();
+      else at = at.fixed.get(seg) ?? (at.fixed.set(seg, node()).get(seg) as Node);
+    }
+    at.methods ??= new Set();
+    at.methods.add(r.method.toUpperCase());
+    if (r.method === 'get') at.methods.add('HEAD');
   }
-  const entries = [...byPath.values()];
   return (req, _res, next) => {
-    const matching = entries.filter((e) => e.re.test(req.path));
-    const fewest = Math.min(...matching.map((e) => e.params));
-    const allowed = new Set(matching.filter((e) => e.params === fewest).flatMap((e) => [...e.methods]));
-    if (allowed.size === 0 || allowed.has(req.method)) return next();
+    const allowed = lookup(root, segmentsOf(req.path), 0, 0)?.methods;
+    if (!allowed || allowed.has(req.method)) return next();
     next(new HttpError(405, 'Method Not Allowed', { Allow: [...allowed].sort().join(', ') }));
   };
 }
