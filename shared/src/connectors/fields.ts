@@ -82,7 +82,8 @@ export const sshTunnelFields = () => ({
       'Base64-encoded private key of the SSH user: Ed25519, ECDSA or RSA, in OpenSSH or PEM (PKCS#1, SEC1, PKCS#8) encoding',
       {
         title: 'SSH private key',
-        inline: { pattern: '^[A-Za-z0-9+/=\\r\\n]+$' },
+        // `<redacted>` stands for the stored key (a PATCH, a check with ?connector_id=).
+        inline: { pattern: '^(<redacted>|[A-Za-z0-9+/=\\r\\n]+)$' },
       },
     ),
   ),

@@ -222,6 +222,10 @@ describe('validateConnectorConfig', () => {
     expect(locs('POSTGRES_SOURCE', { ...SAMPLES.POSTGRES_SOURCE, ssh_private_key: 'not base64!' })).toEqual([
       ['ssh_private_key'],
     ]);
+    // `<redacted>` stands for the stored key (a pre-flight check with ?connector_id=, a PATCH).
+    expect(locs('POSTGRES_SOURCE', { ...SAMPLES.POSTGRES_SOURCE, ssh_private_key: '<redacted>' })).toEqual(
+      [],
+    );
     // The bastion's host key: a public key line (after a host name too, as ssh-keyscan prints it) or a fingerprint.
     const ed25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
     for (const hostKey of [
