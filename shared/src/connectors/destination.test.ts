@@ -9,7 +9,13 @@ describe('where a connector sends its credentials', () => {
       if (secretPaths(type).length === 0 || type === 'BIGQUERY_TARGET') continue;
       expect([type, destinationFields(type).length > 0]).toEqual([type, true]);
     }
-    expect(destinationFields('POSTGRES_SOURCE')).toEqual(['host', 'port', 'ssh_host', 'ssh_port']);
+    expect(destinationFields('POSTGRES_SOURCE')).toEqual([
+      'host',
+      'port',
+      'ssh_host',
+      'ssh_port',
+      'ssh_host_key',
+    ]);
     expect(destinationFields('WEBHOOK_TARGET')).toEqual(['url']);
     expect(destinationFields('KAFKA_SOURCE')).toEqual(['bootstrap_servers']);
     expect(destinationFields('KAFKA_TARGET')).toEqual(['bootstrap_server']);
@@ -23,5 +29,10 @@ describe('where a connector sends its credentials', () => {
     expect(changedDestination('POSTGRES_TARGET', stored, noPort)).toBeUndefined();
     expect(changedDestination('POSTGRES_TARGET', stored, { ...stored, database: 'b' })).toBeUndefined();
     expect(changedDestination('POSTGRES_TARGET', null, stored)).toBeUndefined();
+    // Trusting another bastion key is trusting another party with the credentials.
+    const tunnelled = { ...stored, ssh_host: 'bastion', ssh_host_key: 'SHA256:a' };
+    expect(changedDestination('POSTGRES_TARGET', tunnelled, { ...tunnelled, ssh_host_key: 'SHA256:b' })).toBe(
+      'ssh_host_key',
+    );
   });
 });

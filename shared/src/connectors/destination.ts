@@ -19,6 +19,8 @@ const DESTINATION_FIELD_NAMES: readonly string[] = [
   'account',
   'ssh_host',
   'ssh_port',
+  // The bastion's expected host key: another key is another party to trust.
+  'ssh_host_key',
 ];
 
 /** The destination fields of a type's configuration (the fields its schema has among DESTINATION_FIELD_NAMES). */
