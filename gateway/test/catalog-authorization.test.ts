@@ -424,4 +424,60 @@ describe.each(databaseKinds())('catalog authorization matrix on %s', (kind) => {
       }
     }
   });
+
+  it('answers an unknown team_id in a body with 422 at that field, and creates or moves nothing', async () => {
+    const f = await fixture('-unknown-team');
+    const nowhere = '00000000-0000-4000-8000-0000000000ee';
+    const requests: [string, () => ReturnType<typeof gw.http.post>][] = [
+      [
+        'POST /connectors/',
+        () =>
+          gw.http.post('/api/connectors/').send({
+            name: 'nowhere-src',
+            connector_type: 'KAFKA_SOURCE',
+            json_configuration: configs.kafkaSource('nowhere'),
+            team_id: nowhere,
+          }),
+      ],
+      [
+        'PATCH /connectors/{id}',
+        () => gw.http.patch(`/api/connectors/${f.target}`).send({ team_id: nowhere }),
+      ],
+      [
+        'POST /pipelines/',
+        () =>
+          gw.http.post('/api/pipelines/').send({
+            name: 'nowhere',
+            team_id: nowhere,
+            existing_source_id: f.source,
+            datamodel_source_topic: 'public.a',
+            existing_target_id: f.target,
+          }),
+      ],
+      [
+        'PATCH /warehouses/{id}',
+        () => gw.http.patch(`/api/warehouses/${f.warehouse}`).send({ team_id: nowhere }),
+      ],
+      [
+        'POST /users/me/service-account-token',
+        () => gw.http.post('/api/users/me/service-account-token').send({ team_id: nowhere }),
+      ],
+    ];
+    for (const [operation, request] of requests) {
+      const res = await request().set(t.owner.auth);
+      expect([operation, res.status, res.body]).toEqual([
+        operation,
+        422,
+        { detail: [{ loc: ['body', 'team_id'], msg: 'No such team', type: 'value_error' }] },
+      ]);
+    }
+    expect((await gw.http.get(`/api/connectors/${f.target}`).set(t.owner.auth)).body.team_id).toBe(t.teamId);
+    expect((await gw.http.get(`/api/warehouses/${f.warehouse}`).set(t.owner.auth)).body.team_id).toBe(
+      t.teamId,
+    );
+    const named = await gw.http.get('/api/connectors/filter-one?name=nowhere-src').set(t.owner.auth);
+    expect(named.status).toBe(404);
+    // The same id in a query names the resource asked for: 404.
+    expect((await gw.http.get(`/api/connectors/?team_id=${nowhere}`).set(t.owner.auth)).status).toBe(404);
+  });
 });

@@ -245,6 +245,11 @@ export const REJECTIONS: Rejection[] = [
       'a random UUID in a body names nothing.',
     operations: [
       'POST /api-keys',
+      'POST /connectors/',
+      'PATCH /connectors/{id}',
+      'POST /warehouses/',
+      'PATCH /warehouses/{id}',
+      'POST /users/me/service-account-token',
       'POST /backfills/',
       'POST /backfills/preview',
       'POST /k8s-secrets',
@@ -264,6 +269,38 @@ export const REJECTIONS: Rejection[] = [
       'The data model belongs to none|The connectors and data models belong to more than one team)',
     witnesses: [
       { operation: 'POST /api-keys', request: () => ({ body: { name: 'witness', env_ids: [unknownId()] } }) },
+      {
+        operation: 'POST /connectors/',
+        request: () => ({
+          body: {
+            name: 'witness',
+            team_id: unknownId(),
+            connector_type: 'KAFKA_SOURCE',
+            json_configuration: {},
+          },
+        }),
+      },
+      {
+        operation: 'PATCH /connectors/{id}',
+        request: (s) => ({ params: { id: sourceId(s) }, body: { team_id: unknownId() } }),
+      },
+      {
+        operation: 'POST /warehouses/',
+        request: (s) => ({ body: { ...warehouse(s), team_id: unknownId() } }),
+      },
+      {
+        operation: 'PATCH /warehouses/{id}',
+        request: async (s) => {
+          const created = await s.gw.http.post('/api/warehouses/').set(s.admin.auth).send(warehouse(s));
+          if (created.status !== 201)
+            throw new Error(`warehouse: ${created.status} ${JSON.stringify(created.body)}`);
+          return { params: { id: String(created.body.id) }, body: { team_id: unknownId() } };
+        },
+      },
+      {
+        operation: 'POST /users/me/service-account-token',
+        request: () => ({ body: { name: 'witness', team_id: unknownId() } }),
+      },
       {
         operation: 'POST /backfills/',
         request: () => ({

@@ -524,13 +524,14 @@ describe.each(databaseKinds())('users on %s', (kind) => {
       expectForbidden(await gw.http.get(`/api/teams/${otherTeam.id}`).set('Authorization', sa));
     });
 
-    it('refuses a team_id of a team the caller does not own with 403', async () => {
+    it('refuses a team_id of a team the caller does not own with 403, and of no team with 422', async () => {
       expect((await h.me(member)).body.active_env_id).toBe(env.id);
       const res = await create(member, { team_id: team.id });
       expectForbidden(res);
       const outsider = await create(member, { team_id: otherTeam.id });
       expectForbidden(outsider);
-      expectNotFound(await create(owner, { team_id: randomUUID() }));
+      // A team_id that names no team is a validation error of the body, not a 404 of the path.
+      expectLocs(await create(owner, { team_id: randomUUID() }), [['body', 'team_id']]);
       const before = await gw.http.get('/api/users/me/service-account-tokens').set(member.auth);
       expect(before.body).toEqual([]);
     });

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import type { EnvRow, TeamRow } from '../db/schema.js';
 import { findEnvWithMembership } from '../features/envs/envs.repository.js';
 import { findTeamWithMembership } from '../features/teams/teams.repository.js';
-import { forbidden, notFound } from '../http/errors.js';
+import { forbidden, invalid, notFound } from '../http/errors.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -46,9 +46,20 @@ export async function requireEnv(db: Db, p: Principal, envId: string, need: EnvA
   return env;
 }
 
-export async function requireTeam(db: Db, p: Principal, teamId: string, need: TeamAccess): Promise<TeamRow> {
+/**
+ * The team, if the caller has `need` on it (else 403). A team that does not
+ * exist is a 404 when the path or query names it; an id in the body (`loc`,
+ * where it stands) that names nothing is a 422 at that field instead.
+ */
+export async function requireTeam(
+  db: Db,
+  p: Principal,
+  teamId: string,
+  need: TeamAccess,
+  loc?: (string | number)[],
+): Promise<TeamRow> {
   const row = await findTeamWithMembership(db, teamId, p.user.id);
-  if (!row) throw notFound('Team not found');
+  if (!row) throw loc ? invalid(loc, 'No such team') : notFound('Team not found');
   const { team_admin, env_admin, ...team } = row;
   const access: TeamAccess | undefined =
     p.user.is_superuser || env_admin || team_admin ? 'owner' : team_admin === null ? undefined : 'member';

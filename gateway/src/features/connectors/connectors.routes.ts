@@ -102,7 +102,6 @@ export function connectorRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         201: { description: 'Created', schema: ConnectorRead },
         403: forbidden403,
-        404: { description: 'No such team' },
         409: { description: 'A connector with this name exists in the team' },
         422: invalid422,
       },

@@ -131,7 +131,7 @@ export async function planConnector(
   configLoc: Loc = ['body', 'json_configuration'],
   namespace = ctx.catalog.namespace,
 ): Promise<ConnectorPlan> {
-  await requireTeam(ctx.db, p, body.team_id, 'member');
+  await requireTeam(ctx.db, p, body.team_id, 'member', ['body', 'team_id']);
   await assertNameFree(ctx, body.team_id, body.name);
   const def = requireConnectorType(body.connector_type);
   const id = crypto.randomUUID();
@@ -222,7 +222,7 @@ export async function updateConnector(
   }
   const teamId = body.team_id ?? current.spec.teamId;
   if (teamId !== current.spec.teamId) {
-    await requireTeam(ctx.db, p, teamId, 'member');
+    await requireTeam(ctx.db, p, teamId, 'member', ['body', 'team_id']);
     const users = await repo.connectorUsers(ctx.db, id);
     if (users.subscriptions.length + users.pipelines.length > 0) {
       throw conflict('The connector is in use by subscriptions or pipelines and cannot move to another team');

@@ -118,7 +118,6 @@ export function pipelineRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         201: { description: 'Created', schema: PipelineRead },
         403: forbidden403,
-        404: { description: 'No such team' },
         409: { description: 'A pipeline (or a new connector) with this name exists in the team' },
         422: invalid422,
       },

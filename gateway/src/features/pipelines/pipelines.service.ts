@@ -91,7 +91,7 @@ async function assertNameFree(ctx: GatewayContext, teamId: string, name: string,
 
 /** Both shapes of spec 2.6: `json_configuration` makes it the nested one. */
 export async function createPipeline(ctx: GatewayContext, p: Principal, body: PipelineCreate) {
-  await requireTeam(ctx.db, p, body.team_id, 'member');
+  await requireTeam(ctx.db, p, body.team_id, 'member', ['body', 'team_id']);
   if (body.state !== undefined && body.state !== 'draft') {
     throw invalid(['body', 'state'], 'A new pipeline is a draft: create it, then POST /pipelines/{id}/start');
   }

@@ -89,7 +89,6 @@ export function userRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         201: { description: 'Created; the token is shown once', schema: ServiceAccountTokenCreated },
         403: forbidden403,
-        404: { description: 'No such team' },
       },
       handler: async ({ principal, body }) =>
         created(await users.createServiceAccountToken(ctx, principal, body)),

@@ -161,7 +161,7 @@ export async function createServiceAccountToken(
     throw forbidden('You are not a member of your active environment');
   }
   if (body.team_id) {
-    const team = await requireTeam(ctx.db, p, body.team_id, 'owner');
+    const team = await requireTeam(ctx.db, p, body.team_id, 'owner', ['body', 'team_id']);
     if (team.env_id !== envId)
       throw invalid(['body', 'team_id'], 'The team is not in your active environment');
   }

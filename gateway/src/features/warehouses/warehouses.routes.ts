@@ -41,7 +41,6 @@ export function warehouseRoutes(ctx: GatewayContext): AnyRoute[] {
       responses: {
         201: { description: 'Created, status Draft', schema: WarehouseRead },
         403: forbidden403,
-        404: { description: 'No such team' },
         409: { description: 'A warehouse with this name exists in the team' },
         422: invalid422,
       },

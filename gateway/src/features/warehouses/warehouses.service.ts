@@ -153,7 +153,7 @@ async function prepareToken(
 }
 
 export async function createWarehouse(ctx: GatewayContext, p: Principal, body: WarehouseCreate) {
-  await requireTeam(ctx.db, p, body.team_id, 'member');
+  await requireTeam(ctx.db, p, body.team_id, 'member', ['body', 'team_id']);
   const id = crypto.randomUUID();
   const { settings, issues } = checkSettings(body, { serverHostname: '', httpPath: '' });
   const token = await prepareToken(ctx, id, body.access_token as SecretValue, undefined, body.team_id);
@@ -228,7 +228,7 @@ export async function updateWarehouse(
   const w = await current(ctx, id);
   const spec = w.spec;
   const teamId = body.team_id ?? spec.teamId;
-  if (teamId !== spec.teamId) await requireTeam(ctx.db, p, teamId, 'member');
+  if (teamId !== spec.teamId) await requireTeam(ctx.db, p, teamId, 'member', ['body', 'team_id']);
   const name = body.name ?? spec.name;
 
   const { settings, issues } = checkSettings(body, spec);
