@@ -148,6 +148,8 @@ describe('worker logs: GET /connectors/{id}/logs and the WebSocket streams (spec
       [`/pipelines/${pipelineId}/logs`, spec(t.outsider.token), 'You are not a member of this team'],
       [`/connectors/${source}/logs`, spec(t.stranger.token), 'You are not a member of this team'],
       ['/pipelines/00000000-0000-4000-8000-000000000000/logs', spec(t.owner.token), 'Pipeline not found'],
+      // 36 characters of a UUID's alphabet that are no UUID: refused before the database reads it.
+      [`/connectors/${'-'.repeat(36)}/logs`, spec(t.owner.token), 'Not Found'],
       [`/connectors/${source}/nothing`, spec(t.owner.token), 'No such stream'],
     ] as const;
     for (const [path, protocols, reason] of cases) {

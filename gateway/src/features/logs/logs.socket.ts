@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { isUuid } from '@sluice/shared/schemas';
 import type { Express, Request, RequestHandler } from 'express';
 import expressWs from 'express-ws';
 import type { Logger } from 'pino';
@@ -141,7 +142,7 @@ async function stream(ctx: GatewayContext, ws: WebSocket, req: Request, log: Log
   }
   let sides: LogSide[];
   try {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new HttpError(404, 'Not Found');
+    if (!isUuid(id)) throw new HttpError(404, 'Not Found');
     sides = await sidesOf(ctx, kind, caller.principal, id);
   } catch (err) {
     const detail = err instanceof HttpError && typeof err.detail === 'string' ? err.detail : 'Unavailable';
