@@ -7,7 +7,8 @@ import type { ColumnInfo, PgCheckOptions, TableInfo } from '../postgres/probes.j
 
 // Pre-flight checks of a MySQL or MariaDB source (spec 4.5): log in, list
 // tables, read columns — over a socket opened under the outbound-address
-// policy, with a short connect deadline and read-only catalog queries
+// policy (or through the SSH tunnel of `ssh_host`, the policy then applied to
+// the bastion), with a short connect deadline and read-only catalog queries
 // (information_schema). The binlog capture itself comes in a later version
 // (MYSQL_SOURCE / MARIADB_SOURCE workers end in `error`, "not supported");
 // the check already says what that capture will need of the server.

@@ -7,8 +7,8 @@ import { describePgFailure } from './errors.js';
 
 // Pre-flight checks of a PostgreSQL source or target (spec 4.5): the workers'
 // connection (dataplane/src/systems/postgres/connection.ts: policy-checked
-// socket, libpq ssl modes, UTC session), a short connect deadline and a
-// statement timeout, read-only queries of the catalog only.
+// socket or the SSH tunnel, libpq ssl modes, UTC session), a short connect
+// deadline and a statement timeout, read-only queries of the catalog only.
 
 export interface PgCheckOptions {
   policy: OutboundPolicy;
