@@ -29,7 +29,7 @@ import {
 // OpenSSH bastion (testing/src/sshd.ts), and the bastion going down in the
 // middle of a stream: 20,000 numbered rows in transactions of 500, the
 // bastion killed (with every session it forked) once 4,000 events are on the
-// broker while the inserts go on.
+// broker while the inserts go on, the last of them after it went down.
 //
 // What a user notices, and so what is checked:
 // - the worker moves rows through the tunnel;
@@ -44,6 +44,8 @@ const ROWS = 20_000;
 const PER_TRANSACTION = 500;
 const TRANSACTIONS = ROWS / PER_TRANSACTION;
 const OUTAGE_AT_EVENTS = 4_000;
+/** The inserter waits for the outage before these last transactions: the outage lands mid-stream. */
+const AFTER_OUTAGE = 10;
 
 describeWithKafka('PostgreSQL source through an SSH bastion that restarts mid-stream', () => {
   const run = randomUUID().slice(0, 8);
@@ -99,6 +101,7 @@ describeWithKafka('PostgreSQL source through an SSH bastion that restarts mid-st
     })();
     const inserted = (async () => {
       for (let t = 0; t < TRANSACTIONS; t++) {
+        if (t === TRANSACTIONS - AFTER_OUTAGE) await outage;
         const rows = Array.from({ length: PER_TRANSACTION }, (_, i) =>
           numberedRow(t * PER_TRANSACTION + i + 1, 0),
         );
