@@ -100,6 +100,8 @@ export class SshTunnel {
   private failures = 0;
   readonly bastion: string;
   private ssh: Promise<Client> | undefined;
+  /** The SSH connection `ssh` resolved to, while it is open. */
+  private ready: Client | undefined;
   private readonly server: Server;
   /** Client-side sockets handed out by `socket()`, failed with the tunnel's sentence when it breaks. */
   private readonly clients = new Set<Socket>();
@@ -226,15 +228,17 @@ export class SshTunnel {
       });
       client.connect(config);
     });
+    this.ready = client;
     let lost: string | undefined;
     client.on('error', (e: Error) => {
       lost = e.message.includes('Keepalive timeout') ? 'no answer to keepalives' : e.message;
     });
     client.once('close', () => {
-      const current = this.ssh;
-      void current?.then((c) => {
-        if (c === client) this.ssh = undefined;
-      });
+      // At once: a connection to the listener in this same turn must dial the bastion anew.
+      if (this.ready === client) {
+        this.ready = undefined;
+        this.ssh = undefined;
+      }
       if (this.closed) return;
       this.fail(bastionLost(this.bastion, lost ?? 'the bastion closed it'));
     });
