@@ -21,7 +21,8 @@ import { join } from 'node:path';
 // machines and CI run as) and logs in as root; whatever listens on
 // 127.0.0.1 (the test PostgreSQL and MariaDB servers) is then "behind" it.
 // `stop` kills it and every session it forked (a bastion outage: the
-// tunnels' connections die), `start` brings it back on the same port.
+// tunnels' connections die), `start` brings it back on the same port;
+// `freeze` and `thaw` stop and continue them (a bastion that hangs).
 //
 // openssh-server is installed from Debian's packages when /usr/sbin/sshd is
 // missing, as scripts/with-mariadb.sh installs mariadb-server.
@@ -64,6 +65,10 @@ export interface Bastion {
   stop(): Promise<void>;
   /** Starts sshd again on the same port. */
   start(): Promise<void>;
+  /** Stops sshd and its sessions with SIGSTOP: connections stay open, nothing answers (a hung bastion). */
+  freeze(): void;
+  /** SIGCONT after `freeze`. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -229,6 +234,7 @@ export async function startBastion(): Promise<Bastion> {
     proc.stderr?.resume();
   };
   const stop = async () => {
+    signal('SIGCONT');
     const proc = child;
     child = undefined;
     if (!proc?.pid || proc.exitCode !== null) return;
@@ -243,6 +249,17 @@ export async function startBastion(): Promise<Bastion> {
       }
     }
     await exited;
+  };
+  const signal = (sig: NodeJS.Signals) => {
+    const pid = child?.pid;
+    if (!pid) return;
+    for (const p of [pid, ...descendants(pid)]) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
   };
   const newUserKey: Bastion['newUserKey'] = (type, format, o = {}) => {
     const key = keygen(dir, `user_${type}_${format}_${keys++}`, type, format, o.passphrase);
@@ -267,6 +284,8 @@ export async function startBastion(): Promise<Bastion> {
     newUserKey,
     stop,
     start,
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     close: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });
