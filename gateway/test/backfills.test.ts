@@ -6,6 +6,7 @@ import { Admin, type Producer } from '@platformatic/kafka';
 import type { SubscriptionResource } from '@sluice/shared/catalog';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
+import { startBastion } from '@sluice/testing/sshd';
 import {
   assertWorkerBuilt,
   eventually,
@@ -460,26 +461,67 @@ for (const kind of databaseKinds()) {
       expect((await ended(src.id)).state).toBe('failed');
     }, 60_000);
 
-    it("a source reached through an SSH tunnel is read through it: its failures are the tunnel's, never a direct connection", async () => {
-      const src = await createConnector(gw, t.owner, t.teamId, `bf-ssh-${run}`, 'POSTGRES_SOURCE', {
+    it('a source and a target behind an SSH bastion are read and written through it; a bad key is said, never a direct connection', async () => {
+      const bastion = await startBastion();
+      try {
+        await pgSource.client.query('create table public.tunnelled (id int primary key, item text not null)');
+        await pgSource.client.query(
+          `insert into public.tunnelled select g, 'item-' || g from generate_series(1, 25) g`,
+        );
+        const team = t.teamId;
+        const src = await createConnector(gw, t.owner, team, `bf-ssh-${run}`, 'POSTGRES_SOURCE', {
+          ...pgSource.settings,
+          whitelist: ['public.tunnelled'],
+          ...bastion.tunnelFields(),
+        });
+        const tgt = await createConnector(gw, t.owner, team, `bf-ssh-tgt-${run}`, 'POSTGRES_TARGET', {
+          ...target.settings,
+          ...bastion.tunnelFields(),
+        });
+        const sub = await gw.http
+          .post('/api/subscriptions/')
+          .set(t.owner.auth)
+          .send({
+            datamodel_id: src.datamodel_ids[0],
+            target_connector_id: tgt.id,
+            target_table_name: 'tunnelled_copy',
+            mapper_config: [
+              { key: 'id', path: 'id', cast: 'int', primary_key: true },
+              { key: 'item', path: 'item' },
+            ],
+          });
+        expect(sub.status).toBe(201);
+        const body = { source_connector_ids: [src.id], datamodel_ids: [], target_connector_ids: [] };
+        expect((await post('/api/backfills/preview', body)).body).toMatchObject({
+          items: [{ mode: 'snapshot', estimated_messages: 25, target_table_name: 'tunnelled_copy' }],
+        });
+        expect((await post('/api/backfills/', body)).status).toBe(202);
+        expect(await ended(src.id)).toMatchObject({ state: 'succeeded', messages_replayed: 25 });
+        const { rows } = await target.client.query('select count(*)::int as n from public.tunnelled_copy');
+        expect(rows).toEqual([{ n: 25 }]);
+      } finally {
+        await bastion.close();
+      }
+
+      const bad = await createConnector(gw, t.owner, t.teamId, `bf-ssh-bad-${run}`, 'POSTGRES_SOURCE', {
         ...pgSource.settings,
         whitelist: ['public.items'],
         ssh_host: 'bastion.example.com',
         ssh_user: 'sluice',
         ssh_private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-key\n-----END OPENSSH PRIVATE KEY-----',
       });
-      await subscribe(src.datamodel_ids[0]!, pgTarget.id, 'ssh_copy');
+      await subscribe(bad.datamodel_ids[0]!, pgTarget.id, 'ssh_copy');
       const res = await post('/api/backfills/preview', {
-        source_connector_ids: [src.id],
+        source_connector_ids: [bad.id],
         datamodel_ids: [],
         target_connector_ids: [],
       });
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe(
-        `Cannot read the source connector ${src.id}: The SSH private key (ssh_private_key) could not be ` +
+        `Cannot read the source connector ${bad.id}: The SSH private key (ssh_private_key) could not be ` +
           'read: use an Ed25519, ECDSA or RSA key in OpenSSH or PEM encoding',
       );
-    });
+    }, 90_000);
 
     it('a new subscription with backfill is re-snapshotted once its pipeline is live, when its stream lacks the snapshot', async () => {
       // The gateway reads database sources' change streams on the platform broker.
