@@ -14,12 +14,14 @@ import {
   type RunningWorker,
 } from '@sluice/testing/kafka-helpers';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
+import { dropPostgresCdc, measureSlotRetention, type PostgresSourceSettings } from '../src/index.js';
 import {
   arrivedEvents,
   numberedRow,
   numberedSource,
   numberedSourceConfig,
   rowChecksum,
+  slotState,
   untilConfirmed,
   writeTransaction,
   type NumberedSource,
@@ -38,7 +40,9 @@ import {
 //   says the bastion is unreachable — never a silent direct connection;
 // - once the bastion is back, the restarted worker (the runtime's restart)
 //   resumes from what the slot confirmed and nothing is lost: every one of
-//   the 20,000 rows arrives, its content intact (checksum).
+//   the 20,000 rows arrives, its content intact (checksum);
+// - the gateway's slot measurement and capture release go through the
+//   bastion too.
 
 const ROWS = 20_000;
 const PER_TRANSACTION = 500;
@@ -157,5 +161,12 @@ describeWithKafka('PostgreSQL source through an SSH bastion that restarts mid-st
     expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
     expect(missing).toHaveLength(0);
     expect(wrong).toHaveLength(0);
+
+    // The gateway's side of a tunnelled source: the slot measured and the capture released through the bastion.
+    const settings = config.configuration as unknown as PostgresSourceSettings;
+    const measured = await measureSlotRetention(settings, { connectorId });
+    expect(measured).toEqual({ slot, retainedWalBytes: expect.any(Number) });
+    await dropPostgresCdc(settings, { connectorId });
+    expect(await slotState(monitor, slot)).toBeUndefined();
   });
 });
