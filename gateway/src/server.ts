@@ -50,6 +50,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         '*.token',
         'access_token',
         '*.sasl_password',
+        '*.ssh_private_key',
+        '*.ssh_private_key_passphrase',
         'authorization',
         '*.authorization',
       ],
