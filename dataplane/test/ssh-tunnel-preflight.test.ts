@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OutboundPolicy } from '@sluice/shared/net';
 import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } from '@sluice/testing/postgres';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
@@ -14,6 +18,10 @@ import { checkMysql, checkOracle, checkPostgres, listPostgresTables } from '../s
 
 /** The bastion is on 127.0.0.1, which the default policy denies: the tests allow loopback. */
 const opts = { policy: new OutboundPolicy({ allow: ['127.0.0.0/8'] }), timeoutMs: 10_000 };
+
+/** A path for a throw-away key in a directory of its own. */
+const keyDir = mkdtempSync(join(tmpdir(), 'sluice-ssh-test-'));
+const keyFile = () => join(keyDir, 'p384');
 
 async function closedPort(): Promise<number> {
   return new Promise((resolve) => {
@@ -54,6 +62,7 @@ describeWithPostgres('pre-flight checks through an SSH bastion', () => {
   afterAll(async () => {
     await bastion?.close();
     await db?.drop();
+    rmSync(keyDir, { recursive: true, force: true });
   });
 
   it('checks PostgreSQL through the tunnel, the host key given as a key line or as a fingerprint', async () => {
@@ -148,6 +157,15 @@ describeWithPostgres('pre-flight checks through an SSH bastion', () => {
       `SSH bastion 127.0.0.1:${bastion.port} presented the host key ssh-ed25519 ${bastion.hostKeys.ed25519.fingerprint}, not the expected SHA256:`,
     );
     expect(message).toMatch(/the bastion's key changed or the connection is intercepted/);
+    // A key of a type the bastion does not have (its ECDSA key is P-256): said as such.
+    execFileSync('ssh-keygen', ['-q', '-t', 'ecdsa', '-b', '384', '-N', '', '-f', keyFile()]);
+    const noSuchType = await failure(
+      checkPostgres(pgConfig({ ssh_host_key: readFileSync(`${keyFile()}.pub`, 'utf8') }), opts, 'source'),
+    );
+    expect(noSuchType).toBe(
+      `SSH bastion 127.0.0.1:${bastion.port} has no ecdsa-sha2-nistp384 host key, the type of ssh_host_key: ` +
+        "check that ssh_host_key is this bastion's key",
+    );
     // No host key configured: refused too, with the fingerprint to confirm.
     const { ssh_host_key: _omitted, ...withoutKey } = pgConfig();
     const missing = await failure(checkPostgres(withoutKey, opts, 'source'));

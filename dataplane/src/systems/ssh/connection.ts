@@ -11,6 +11,7 @@ import {
   forwardRefused,
   hostKeyMismatch,
   hostKeyMissing,
+  hostKeyTypeMissing,
   SshTunnelError,
   sshWhere,
   unreachable,
@@ -224,6 +225,8 @@ export class SshTunnel {
           reject(authenticationRefused(this.bastion, settings.ssh_user));
         else if (e.level === 'client-timeout')
           reject(bastionTimeout(this.bastion, Math.round(timeoutMs / 1000)));
+        else if (expected?.type && /no matching host key/i.test(e.message))
+          reject(hostKeyTypeMissing(this.bastion, expected.type));
         else reject(new SshTunnelError('dropped', describeSshFailure(e, this.bastion), { cause: e }));
       });
       client.connect(config);

@@ -52,6 +52,12 @@ export const hostKeyMissing = (bastion: string, seen: string) =>
     `SSH bastion ${bastion} cannot be trusted without its host key: set ssh_host_key to its public key line or its fingerprint. It presented ${seen}; check it with the bastion's administrator (ssh-keygen -lf on the bastion's host key) before setting it`,
   );
 
+export const hostKeyTypeMissing = (bastion: string, type: string) =>
+  new SshTunnelError(
+    'host-key',
+    `SSH bastion ${bastion} has no ${type} host key, the type of ssh_host_key: check that ssh_host_key is this bastion's key`,
+  );
+
 export const forwardRefused = (bastion: string, target: string, reason: string) =>
   new SshTunnelError(
     'forward',
