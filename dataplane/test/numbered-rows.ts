@@ -238,3 +238,23 @@ export function arrivedEvents(messages: readonly TextMessage[]): ArrivedEvent[] 
     };
   });
 }
+
+/**
+ * What a test inserting rows 1..`rows` (version 0) finds wrong in what
+ * arrived: the ids that never did, and the events that are not the insert of
+ * their row as written (another operation, another content, an id out of
+ * range). Duplicates are not faults here: delivery is at least once.
+ */
+export function lostOrAltered(
+  events: readonly ArrivedEvent[],
+  rows: number,
+): { missing: number[]; wrong: ArrivedEvent[] } {
+  const seen = new Set(events.map((e) => e.id));
+  return {
+    missing: Array.from({ length: rows }, (_, i) => i + 1).filter((id) => !seen.has(id)),
+    wrong: events.filter(
+      (e) =>
+        e.op !== 'c' || e.id < 1 || e.id > rows || e.checksum !== rowChecksum({ ...numberedRow(e.id, 0) }),
+    ),
+  };
+}

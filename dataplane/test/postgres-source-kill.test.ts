@@ -15,10 +15,10 @@ import {
 } from '@sluice/testing/kafka-helpers';
 import {
   arrivedEvents,
+  lostOrAltered,
   numberedRow,
   numberedSource,
   numberedSourceConfig,
-  rowChecksum,
   slotState,
   untilConfirmed,
   writeTransaction,
@@ -157,11 +157,7 @@ describeWithKafka('PostgreSQL source killed with SIGKILL mid-stream and started 
     // Nothing lost, nothing altered.
     const copies = new Map<number, number>();
     for (const e of all) copies.set(e.id, (copies.get(e.id) ?? 0) + 1);
-    const missing = Array.from({ length: ROWS }, (_, i) => i + 1).filter((id) => !copies.has(id));
-    const wrong = all.filter(
-      (e) =>
-        e.op !== 'c' || e.checksum !== rowChecksum({ ...numberedRow(e.id, 0) }) || e.id < 1 || e.id > ROWS,
-    );
+    const { missing, wrong } = lostOrAltered(all, ROWS);
     expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
     expect(missing).toHaveLength(0);
     expect(wrong).toHaveLength(0);

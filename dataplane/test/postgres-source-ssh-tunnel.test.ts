@@ -17,10 +17,10 @@ import { startBastion, type Bastion } from '@sluice/testing/sshd';
 import { dropPostgresCdc, measureSlotRetention, type PostgresSourceSettings } from '../src/index.js';
 import {
   arrivedEvents,
+  lostOrAltered,
   numberedRow,
   numberedSource,
   numberedSourceConfig,
-  rowChecksum,
   slotState,
   untilConfirmed,
   writeTransaction,
@@ -152,12 +152,7 @@ describeWithKafka('PostgreSQL source through an SSH bastion that restarts mid-st
     expect(committedAtOutage).toBeLessThan(ROWS);
 
     // Nothing lost, nothing altered.
-    const seen = new Set(all.map((e) => e.id));
-    const missing = Array.from({ length: ROWS }, (_, i) => i + 1).filter((id) => !seen.has(id));
-    const wrong = all.filter(
-      (e) =>
-        e.op !== 'c' || e.id < 1 || e.id > ROWS || e.checksum !== rowChecksum({ ...numberedRow(e.id, 0) }),
-    );
+    const { missing, wrong } = lostOrAltered(all, ROWS);
     expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
     expect(missing).toHaveLength(0);
     expect(wrong).toHaveLength(0);
