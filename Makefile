@@ -36,11 +36,14 @@ $(IMAGE_STAMP):
 # Kafka broker (KRaft, jars from Maven Central cached in ~/.cache/sluice/kafka;
 # docs/testing-kafka.md), and against a real MariaDB server (Debian's package;
 # scripts/with-mariadb.sh), never skipping their tests.
-# It also starts the Sluice image (docs/image.md), built once per commit.
+# It also starts the Sluice image (docs/image.md), built once per commit, and
+# installs the chart with it on a real node of its own (kubelet, containerd,
+# scheduler, controller manager, kube-proxy; scripts/with-node.sh, first, so
+# the broker also listens on the node's bridge; docs/testing-kubernetes.md).
 test: build $(IMAGE_STAMP)
 	npm run check:static
-	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 SLUICE_REQUIRE_MYSQL=1 SLUICE_REQUIRE_IMAGE=1 scripts/with-postgres.sh scripts/with-kube.sh \
-	  scripts/with-kafka.sh scripts/with-mariadb.sh npm test
+	SLUICE_REQUIRE_KUBE=1 SLUICE_REQUIRE_KAFKA=1 SLUICE_REQUIRE_MYSQL=1 SLUICE_REQUIRE_IMAGE=1 SLUICE_REQUIRE_NODE=1 \
+	  scripts/with-node.sh scripts/with-postgres.sh scripts/with-kube.sh scripts/with-kafka.sh scripts/with-mariadb.sh npm test
 
 # The Sluice image from the Dockerfile, with buildah: no Docker engine, no
 # registry; its base (Debian minbase + Node 24) is made here once per machine.
@@ -48,10 +51,12 @@ test: build $(IMAGE_STAMP)
 image:
 	scripts/image/build.sh
 
-# Builds (once per machine) the kube-apiserver and etcd that `make test` runs.
+# Builds (once per machine) the Kubernetes parts `make test` runs: kube-apiserver
+# and etcd, and the test node's kubelet, scheduler, controller manager, kube-proxy,
+# containerd and crictl.
 .PHONY: kube
 kube:
-	scripts/kube/ensure-binaries.sh
+	scripts/kube/ensure-binaries.sh --node
 
 # Fetches (once per machine) the Kafka broker jars that `make test` runs.
 .PHONY: kafka

@@ -9,12 +9,24 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 import { K3sContainer, type StartedK3sContainer } from '@testcontainers/k3s';
-import { execFile } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pipeline as pipe } from 'node:stream/promises';
 import { GenericContainer, getContainerRuntimeClient } from 'testcontainers';
+import {
+  CHART,
+  MINUTE,
+  ROOT,
+  componentSelector as releaseComponent,
+  diagnostics as clusterDiagnostics,
+  ensureHelm,
+  readyDeployment as readyComponent,
+  restClient,
+  run,
+  until as waitUntil,
+  type Any,
+} from './support/cluster.js';
 
 // The full-cluster suite: a real Kubernetes (k3s in a container), the image
 // built from the repository's Dockerfile, the Helm chart installed with an
@@ -36,8 +48,6 @@ import { GenericContainer, getContainerRuntimeClient } from 'testcontainers';
 // turns the skip into a failure, for CI machines that do have Docker.
 // e2e/README.md: how to run it, how long it takes, what it checks.
 
-const ROOT = resolve(import.meta.dirname, '..');
-const CHART = join(ROOT, 'charts/sluice');
 const NS = 'sluice';
 const RELEASE = 'sluice';
 const IMAGE_REPOSITORY = 'localhost/sluice';
@@ -48,7 +58,6 @@ const K3S_IMAGE = process.env.SLUICE_E2E_K3S_IMAGE || 'rancher/k3s:v1.37.1-k3s1'
 const POSTGRES_IMAGE = process.env.SLUICE_E2E_POSTGRES_IMAGE || 'postgres:17-alpine';
 // The gateway is reached through a NodePort of our own, published by the k3s container.
 const NODE_PORT = 30080;
-const MINUTE = 60_000;
 
 // ---------------------------------------------------------------------------
 // Is there a Docker engine? testcontainers' own detection (DOCKER_HOST,
@@ -86,19 +95,6 @@ if (docker.ok) {
 }
 
 // ---------------------------------------------------------------------------
-
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies and custom objects are plain data */
-type Any = any;
-
-function run(cmd: string, args: string[], timeoutMs = 10 * MINUTE): Promise<{ code: number; out: string }> {
-  return new Promise((done) => {
-    execFile(cmd, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}${stderr}` }),
-    );
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The in-cluster PostgreSQL of the test: one pod, data in an emptyDir. */
 const POSTGRES_URL = `postgres://sluice:sluice-e2e@postgres.${NS}.svc.cluster.local:5432/sluice`;
@@ -144,88 +140,17 @@ function suite(): void {
   let apps: AppsV1Api;
   let custom: CustomObjectsApi;
   let gatewayUrl: string;
-  const componentSelector = (component: string) =>
-    `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${component}`;
-
-  /** What a user would look at when something hangs: pods, their last logs, warning events. */
-  async function diagnostics(): Promise<string> {
-    const lines: string[] = [];
-    try {
-      const pods = (await core.listNamespacedPod({ namespace: NS })).items;
-      for (const pod of pods) {
-        const name = pod.metadata!.name!;
-        for (const c of pod.status?.containerStatuses ?? []) {
-          const state = JSON.stringify(c.state?.waiting ?? c.state?.terminated ?? c.state?.running ?? {});
-          const last = c.lastState?.terminated ? ` last: ${JSON.stringify(c.lastState.terminated)}` : '';
-          lines.push(
-            `pod ${name} ${pod.status?.phase} ready=${c.ready} restarts=${c.restartCount} ${state}${last}`,
-          );
-        }
-        const log = await core
-          .readNamespacedPodLog({ name, namespace: NS, tailLines: 30 })
-          .catch((e: unknown) => `(no log: ${(e as Error).message})`);
-        lines.push(`--- log of ${name}\n${log}`);
-      }
-      const events = (await core.listNamespacedEvent({ namespace: NS })).items.filter(
-        (e) => e.type === 'Warning',
-      );
-      for (const e of events.slice(-30))
-        lines.push(`event ${e.involvedObject.kind}/${e.involvedObject.name}: ${e.reason} ${e.message}`);
-    } catch (e) {
-      lines.push(`(diagnostics failed: ${(e as Error).message})`);
-    }
-    return lines.join('\n');
-  }
-
+  const componentSelector = (component: string) => releaseComponent(RELEASE, component);
+  const diagnostics = () => clusterDiagnostics(kc, [NS]);
   /** Polls until `probe` returns a value; on timeout fails with the last value and the diagnostics. */
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-    const deadline = Date.now() + ms;
-    let last: unknown;
-    for (;;) {
-      try {
-        const got = await probe();
-        if (got !== undefined) return got;
-      } catch (e) {
-        last = (e as Error).message;
-      }
-      if (Date.now() > deadline) break;
-      await sleep(2000);
-    }
-    throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})\n${await diagnostics()}`);
-  }
-
+  const until = <T>(what: string, probe: () => Promise<T | undefined>, ms: number) =>
+    waitUntil(what, probe, ms, diagnostics);
   /** The REST API of the gateway, as a user's HTTP client calls it. */
-  async function api(
-    method: string,
-    path: string,
-    opts: { token?: string; json?: unknown; form?: Record<string, string> } = {},
-  ): Promise<{ status: number; body: Any }> {
-    const headers: Record<string, string> = {};
-    let body: string | undefined;
-    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-    if (opts.json !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(opts.json);
-    } else if (opts.form) {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(opts.form).toString();
-    }
-    const res = await fetch(`${gatewayUrl}${path}`, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: res.status, body: parsed };
-  }
+  const api = restClient(() => gatewayUrl);
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'sluice-e2e-'));
-    const tool = await run('bash', [join(ROOT, 'scripts/tools/ensure-tool.sh'), 'helm'], 20 * MINUTE);
-    if (tool.code !== 0) throw new Error(`ensure-tool.sh helm failed:\n${tool.out}`);
-    helm = tool.out.trim().split('\n').pop()!;
+    helm = await ensureHelm();
 
     // 1. k3s and the image, side by side (both take minutes).
     console.log(
@@ -326,16 +251,7 @@ function suite(): void {
   const readyDeployment = (component: string) =>
     until(
       `the ${component} Deployment to be Ready`,
-      async () => {
-        const [d] = (
-          await apps.listNamespacedDeployment({ namespace: NS, labelSelector: componentSelector(component) })
-        ).items;
-        const want = d?.spec?.replicas ?? 1;
-        const s = d?.status;
-        return d && s?.readyReplicas === want && s.updatedReplicas === want && s.availableReplicas === want
-          ? d
-          : undefined;
-      },
+      () => readyComponent(kc, NS, RELEASE, component),
       10 * MINUTE,
     );
 

@@ -16,6 +16,9 @@
 #   SLUICE_TEST_KAFKA_SASL_SSL_BROKERS        SASL_SSL (same mechanisms)
 #   SLUICE_TEST_KAFKA_SASL_USERNAME / _PASSWORD  the test user of every mechanism
 #   SLUICE_TEST_KAFKA_CA_FILE                 PEM CA that signed the broker's certificate
+# Under scripts/with-node.sh (SLUICE_TEST_NODE_HOST_IP set), it also listens
+# on the node's bridge, for the pods of the test node, and exports
+#   SLUICE_TEST_KAFKA_NODE_BROKERS            PLAINTEXT listener on that address
 # See docs/testing-kafka.md.
 set -euo pipefail
 
@@ -43,9 +46,9 @@ lib=$("$root/scripts/kafka/ensure-jars.sh")
 version=$(basename "$(dirname "$lib")")
 
 # Five distinct free ports: PLAINTEXT, CONTROLLER, SASL_PLAINTEXT, SSL, SASL_SSL.
-read -r port controller_port sasl_port ssl_port sasl_ssl_port < <(node -e '
+read -r port controller_port sasl_port ssl_port sasl_ssl_port node_port < <(node -e '
   const net = require("net");
-  const servers = [0, 1, 2, 3, 4].map(() => net.createServer());
+  const servers = [0, 1, 2, 3, 4, 5].map(() => net.createServer());
   let n = 0;
   for (const s of servers) s.listen(0, "127.0.0.1", () => {
     if (++n === servers.length) {
@@ -131,15 +134,22 @@ mkdir -m 700 "$pki"
 
 user=sluice
 password=$(openssl rand -hex 16)
+# Pods of the test node reach the host on its bridge address only.
+node_listener="" node_advertised="" node_protocol=""
+if [ -n "${SLUICE_TEST_NODE_HOST_IP:-}" ]; then
+  node_listener=",NODE://$SLUICE_TEST_NODE_HOST_IP:$node_port"
+  node_advertised=",NODE://$SLUICE_TEST_NODE_HOST_IP:$node_port"
+  node_protocol=",NODE:PLAINTEXT"
+fi
 cat >"$dir/server.properties" <<EOF
 # A single-node KRaft cluster: this process is the broker and the controller.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port,SASL_PLAINTEXT://127.0.0.1:$sasl_port,SSL://127.0.0.1:$ssl_port,SASL_SSL://127.0.0.1:$sasl_ssl_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sasl_port,SSL://127.0.0.1:$ssl_port,SASL_SSL://127.0.0.1:$sasl_ssl_port
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port,SASL_PLAINTEXT://127.0.0.1:$sasl_port,SSL://127.0.0.1:$ssl_port,SASL_SSL://127.0.0.1:$sasl_ssl_port$node_listener
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sasl_port,SSL://127.0.0.1:$ssl_port,SASL_SSL://127.0.0.1:$sasl_ssl_port$node_advertised
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL$node_protocol
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 
@@ -236,6 +246,7 @@ export SLUICE_TEST_KAFKA_SASL_SSL_BROKERS="127.0.0.1:$sasl_ssl_port"
 export SLUICE_TEST_KAFKA_SASL_USERNAME="$user"
 export SLUICE_TEST_KAFKA_SASL_PASSWORD="$password"
 export SLUICE_TEST_KAFKA_CA_FILE="$pki/ca.crt"
+[ -z "$node_listener" ] || export SLUICE_TEST_KAFKA_NODE_BROKERS="$SLUICE_TEST_NODE_HOST_IP:$node_port"
 export SLUICE_TEST_KAFKA_DIR="$dir" # for scripts/kafka/restart-broker.sh
 
 # The command runs as a child (stdin kept) so that a TERM or INT sent to this

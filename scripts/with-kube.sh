@@ -8,6 +8,14 @@
 # throw-away etcd and kube-apiserver are started on free 127.0.0.1 ports with
 # certificates and data under a temporary directory; both are stopped and the
 # directory removed when the command ends. See docs/testing-kubernetes.md.
+#
+# scripts/with-node.sh starts its own through this script, with
+#   SLUICE_KUBE_ADDRESS=<ip>   the address to listen on and advertise instead of
+#                              127.0.0.1 (the node's bridge, which pods reach)
+#   SLUICE_KUBE_FOR_NODE=1     what a cluster with nodes needs: service-account
+#                              admission, the kubernetes Service's endpoints, and
+#                              SLUICE_TEST_KUBE_PKI (the CA and the service-account
+#                              key, for the controller manager)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,6 +47,8 @@ if [ -n "${SLUICE_TEST_KUBECONFIG:-}" ] && [ -f "$SLUICE_TEST_KUBECONFIG" ]; the
 fi
 
 started=$(date +%s.%N)
+address=${SLUICE_KUBE_ADDRESS:-127.0.0.1}
+for_node=${SLUICE_KUBE_FOR_NODE:-}
 command -v node >/dev/null || PATH="$("$root/scripts/node24.sh"):$PATH"
 for tool in openssl curl; do
   command -v "$tool" >/dev/null || {
@@ -113,7 +123,7 @@ mkdir -m 700 "$pki"
   openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -out apiserver.crt \
     -extfile <(printf '%s\n' "basicConstraints=critical,CA:FALSE" \
       "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1")
+      "subjectAltName=IP:127.0.0.1,IP:$address,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1")
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
   openssl pkey -in sa.key -pubout -out sa.pub
 ) >"$dir/openssl.log" 2>&1 || {
@@ -124,6 +134,13 @@ mkdir -m 700 "$pki"
 token=$(openssl rand -hex 32)
 printf '%s,sluice-test-admin,sluice-test-admin,"system:masters"\n' "$token" >"$pki/tokens.csv"
 
+# Without nodes, no controller manager makes the ServiceAccounts pods need,
+# and no pod can reach the API server through the kubernetes Service.
+node_flags=(--disable-admission-plugins=ServiceAccount --endpoint-reconciler-type=none)
+# With a node: logs and exec reach its kubelet at the node's address (its
+# name resolves nowhere).
+[ -z "$for_node" ] || node_flags=(--kubelet-preferred-address-types=InternalIP)
+
 "$etcd_bin" --name=sluice-test --data-dir="$dir/etcd" \
   --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
   --listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
@@ -133,7 +150,7 @@ etcd_pid=$!
 
 "$apiserver_bin" \
   --etcd-servers="http://127.0.0.1:$etcd_port" \
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+  --bind-address="$address" --advertise-address="$address" --secure-port="$api_port" \
   --cert-dir="$pki" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
   --client-ca-file="$pki/ca.crt" \
   --token-auth-file="$pki/tokens.csv" \
@@ -142,8 +159,7 @@ etcd_pid=$!
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \
   --allow-privileged=true \
-  --disable-admission-plugins=ServiceAccount \
-  --endpoint-reconciler-type=none \
+  "${node_flags[@]}" \
   --v=1 >"$dir/apiserver.log" 2>&1 &
 apiserver_pid=$!
 
@@ -156,7 +172,7 @@ fail() {
   exit 1
 }
 
-server="https://127.0.0.1:$api_port"
+server="https://$address:$api_port"
 api() { # api METHOD PATH [BODY]: prints the HTTP status
   curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$pki/ca.crt" \
     -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
@@ -209,4 +225,5 @@ elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - 
 echo "with-kube: kube-apiserver v$("$apiserver_bin" --version | sed 's/.* v//') (etcd $("$etcd_bin" --version | sed -n 's/^etcd Version: //p')) ready on $server in ${elapsed}s; kubeconfig $kubeconfig" >&2
 
 export SLUICE_TEST_KUBECONFIG="$kubeconfig"
+[ -z "$for_node" ] || export SLUICE_TEST_KUBE_PKI="$pki"
 "$@"

@@ -6,6 +6,12 @@
 # so every clone on this machine reuses them. Idempotent: builds only what is
 # missing, under a lock so that concurrent runs build once. Prints the two
 # paths, kube-apiserver first, one a line. See docs/testing-kubernetes.md.
+#
+# With --node it also builds what scripts/with-node.sh runs, into the same
+# directory: kubelet, kube-scheduler, kube-controller-manager and kube-proxy
+# (the API server's module), containerd, its runc shim and ctr
+# (scripts/kube/containerd, under containerd-<version>/), crictl
+# (scripts/kube/crictl) and the sandbox process (scripts/kube/pause).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,7 +22,20 @@ dir="${SLUICE_CACHE_DIR:-$HOME/.cache/sluice}/kube/k8s-$KUBE_VERSION-etcd-$ETCD_
 apiserver="$dir/kube-apiserver"
 etcd="$dir/etcd"
 
-if [ -x "$apiserver" ] && [ -x "$etcd" ]; then
+node=""
+[ "${1:-}" = --node ] && node=1
+containerd_dir="$dir/containerd-$CONTAINERD_VERSION"
+node_bins=(kubelet kube-scheduler kube-controller-manager kube-proxy pause crictl
+  "containerd-$CONTAINERD_VERSION/containerd" "containerd-$CONTAINERD_VERSION/containerd-shim-runc-v2"
+  "containerd-$CONTAINERD_VERSION/ctr")
+built_all() {
+  local b
+  for b in kube-apiserver etcd ${node:+"${node_bins[@]}"}; do
+    [ -x "$dir/$b" ] || return 1
+  done
+}
+
+if built_all; then
   printf '%s\n%s\n' "$apiserver" "$etcd"
   exit 0
 fi
@@ -37,6 +56,10 @@ if grep -E '^\s+k8s\.io/[a-z-]+ => ' "$here/apiserver/go.mod" | grep -vq " $stag
 fi
 grep -Eq "^\s*go\.etcd\.io/etcd/server/v3 v$ETCD_VERSION( |\$)" "$here/etcd/go.mod" ||
   die "scripts/kube/etcd/go.mod does not require go.etcd.io/etcd/server/v3 v$ETCD_VERSION: run scripts/kube/update-modules.sh"
+grep -Eq "^\s*github\.com/containerd/containerd/v2 v$CONTAINERD_VERSION( |\$)" "$here/containerd/go.mod" ||
+  die "scripts/kube/containerd/go.mod does not require containerd v$CONTAINERD_VERSION: run scripts/kube/update-modules.sh"
+grep -Eq "^\s*sigs\.k8s\.io/cri-tools v$CRICTL_VERSION( |\$)" "$here/crictl/go.mod" ||
+  die "scripts/kube/crictl/go.mod does not require cri-tools v$CRICTL_VERSION: run scripts/kube/update-modules.sh"
 
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
@@ -53,10 +76,12 @@ gocache="${SLUICE_KUBE_GOCACHE:-$dir/.go-build}"
 # build NAME MODULE_DIR PACKAGE [LDFLAGS...]
 build() {
   local name=$1 moddir=$2 pkg=$3 start=$SECONDS
+  local tmp
+  tmp="$(dirname "$dir/$name")/.$(basename "$name").tmp"
   shift 3
   [ -x "$dir/$name" ] && return 0
   echo "ensure-binaries: building $name from $pkg into $dir (the first build takes several minutes)" >&2
-  rm -f "$dir/.$name.tmp"
+  rm -f "$tmp"
   # Static binaries (no C toolchain needed), flags from the environment kept
   # out, and a build cache of our own ($gocache): the shared ~/.cache/go-build
   # may be cleaned by someone else's `go clean -cache` in the middle of a build
@@ -67,14 +92,14 @@ build() {
     if (
       cd "$here/$moddir"
       CGO_ENABLED=0 GOFLAGS='' GOCACHE="$gocache" \
-        go build -mod=readonly -buildvcs=false -trimpath -ldflags="-s -w $*" -o "$dir/.$name.tmp" "$pkg"
+        go build -mod=readonly -buildvcs=false -trimpath -ldflags="-s -w $*" -o "$tmp" "$pkg"
     ) >&2; then
       break
     fi
     [ "$attempt" = 2 ] && die "building $name failed (see docs/testing-kubernetes.md, 'When a version bump breaks the build')"
     echo "ensure-binaries: building $name failed, retrying once" >&2
   done
-  mv -f "$dir/.$name.tmp" "$dir/$name"
+  mv -f "$tmp" "$dir/$name"
   echo "ensure-binaries: built $name in $((SECONDS - start))s ($(du -h "$dir/$name" | cut -f1))" >&2
 }
 
@@ -89,6 +114,18 @@ done
 
 build etcd etcd go.etcd.io/etcd/server/v3
 build kube-apiserver apiserver k8s.io/kubernetes/cmd/kube-apiserver "${version_flags[@]}"
+if [ -n "$node" ]; then
+  for c in kube-scheduler kube-controller-manager kube-proxy kubelet; do
+    build "$c" apiserver "k8s.io/kubernetes/cmd/$c" "${version_flags[@]}"
+  done
+  build pause pause .
+  build crictl crictl sigs.k8s.io/cri-tools/cmd/crictl -X "sigs.k8s.io/cri-tools/pkg/version.Version=v$CRICTL_VERSION"
+  mkdir -p "$containerd_dir"
+  containerd_flags=(-X "github.com/containerd/containerd/v2/version.Version=v$CONTAINERD_VERSION")
+  for c in containerd containerd-shim-runc-v2 ctr; do
+    build "containerd-$CONTAINERD_VERSION/$c" containerd "github.com/containerd/containerd/v2/cmd/$c" "${containerd_flags[@]}"
+  done
+fi
 if [ -z "${SLUICE_KUBE_GOCACHE:-}" ]; then
   chmod -R u+w "$gocache" 2>/dev/null || true
   rm -rf "$gocache"

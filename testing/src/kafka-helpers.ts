@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '@sluice/shared/net';
 import {
-  type Admin,
+  Admin,
   Consumer,
   MessagesStreamFallbackModes,
   MessagesStreamModes,
@@ -132,6 +132,16 @@ export async function topicSize(admin: Admin, topic: string): Promise<number> {
     ],
   });
   return listed[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0) ?? 0;
+}
+
+/** Creates `topic` on the broker (one replica). */
+export async function createTopic(brokers: string[], topic: string, partitions: number): Promise<void> {
+  const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+  try {
+    await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+  } finally {
+    await admin.close();
+  }
 }
 
 export async function topicExists(admin: Admin, topic: string): Promise<boolean> {

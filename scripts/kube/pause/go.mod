@@ -1,0 +1,3 @@
+module sluice.local/kube/pause
+
+go 1.26.0
