@@ -342,13 +342,14 @@ describe('Helm chart charts/sluice', () => {
       expect(kinds(docs)).toEqual({
         ConfigMap: 1,
         Deployment: 2,
+        Job: 1,
         Namespace: 1,
         PodDisruptionBudget: 2,
-        Role: 4,
-        RoleBinding: 4,
+        Role: 6,
+        RoleBinding: 6,
         Secret: 2,
         Service: 1,
-        ServiceAccount: 3,
+        ServiceAccount: 4,
       });
       // The worker namespace holds the workers' service account and the Roles there, nothing else.
       const inWorkers = docs
@@ -358,8 +359,10 @@ describe('Helm chart charts/sluice', () => {
         [
           'Role/sluice-gateway-workers',
           'Role/sluice-operator-workers',
+          'Role/sluice-uninstall-workers',
           'RoleBinding/sluice-gateway-workers',
           'RoleBinding/sluice-operator-workers',
+          'RoleBinding/sluice-uninstall-workers',
           'ServiceAccount/sluice-worker',
         ].sort(),
       );
@@ -870,5 +873,127 @@ describe('Dockerfile', () => {
     expect(values.workers.args).toEqual(['dataplane/dist/main.js']);
     expect(values.podSecurityContext.runAsUser).toBe(10001);
     expect(values.securityContext.runAsUser).toBe(10001);
+  });
+});
+
+// `helm uninstall` (charts/sluice/README.md, "Uninstalling"): a pre-delete
+// hook Job, its own service account and Roles, bounded in time, turned off by
+// a value. What the programs do is tested against a real API server and
+// PostgreSQL (gateway/test/uninstall.kube.test.ts); here, what Helm gets.
+describe('helm uninstall: the pre-delete clean-up hook', () => {
+  const HOOK = 'sluice-uninstall';
+  const hooks = (docs: K8sObject[]) => docs.filter((d) => d.metadata.annotations?.['helm.sh/hook']);
+  let docs: K8sObject[];
+
+  beforeAll(async () => {
+    helmBin ||= await ensureTool('helm');
+    kubeconformBin ||= await ensureTool('kubeconform');
+    kubeSchemas ||= await ensureTool('kube-schemas');
+    docs = await render();
+  }, 20 * 60_000);
+
+  it("renders a bounded pre-delete Job that runs the operator's program, then the gateway's", () => {
+    const job = find(docs, 'Job', HOOK, NS);
+    expect(job.metadata.annotations).toEqual({
+      'helm.sh/hook': 'pre-delete',
+      'helm.sh/hook-weight': '0',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      // helm uninstall prints what the clean-up did, or why it failed.
+      'helm.sh/hook-output-log-policy': 'hook-succeeded,hook-failed',
+    });
+    expect(job.spec.backoffLimit).toBe(1);
+    expect(job.spec.activeDeadlineSeconds).toBe(240);
+    const pod = job.spec.template.spec;
+    expect(pod.restartPolicy).toBe('Never');
+    expect(pod.serviceAccountName).toBe(HOOK);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    const [stop] = pod.initContainers as Any[];
+    const [cleanUp] = pod.containers as Any[];
+    expect([stop.args, cleanUp.args]).toEqual([
+      ['operator/dist/uninstall/main.js'],
+      ['gateway/dist/uninstall/main.js'],
+    ]);
+    for (const src of ['operator/src/uninstall/main.ts', 'gateway/src/uninstall/main.ts']) {
+      expect({ src, exists: existsSync(join(ROOT, src)) }).toEqual({ src, exists: true });
+    }
+    // It stops the control plane the chart runs, within half the Job's deadline.
+    const deployments = docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name);
+    expect(env(stop, 'SLUICE_UNINSTALL_STOP').value.split(',').sort()).toEqual(deployments.sort());
+    expect(env(stop, 'SLUICE_UNINSTALL_STOP_TIMEOUT_S').value).toBe('120');
+    for (const c of [stop, cleanUp]) {
+      expect(env(c, 'SLUICE_WORKER_NAMESPACE').value).toBe(WNS);
+      expect(env(c, 'SLUICE_WATCH_NAMESPACES').value).toBe(NS);
+      expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+      expect(c.resources.limits.memory).toBe('256Mi');
+    }
+    expect(env(cleanUp, 'SLUICE_UNINSTALL_RELEASE_CAPTURES').value).toBe('true');
+    // The first step's report reaches the log Helm prints, through the pod's shared /tmp.
+    expect(env(stop, 'SLUICE_UNINSTALL_REPORT').value).toBe(env(cleanUp, 'SLUICE_UNINSTALL_REPORT').value);
+    expect([stop, cleanUp].map((c) => c.volumeMounts[0].mountPath)).toEqual(['/tmp', '/tmp']);
+    // The connectors' secrets are resolved as the gateway does: its database and keys, by reference.
+    expect(env(cleanUp, 'DATABASE_URL').valueFrom.secretKeyRef.name).toBe('sluice-database');
+    expect(env(cleanUp, 'SLUICE_MASTER_KEY').valueFrom.secretKeyRef.name).toBe('sluice-keys');
+  });
+
+  it('creates its service account and Roles as hooks before the Job, and deletes them with it', () => {
+    expect(kinds(hooks(docs))).toEqual({ Job: 1, Role: 2, RoleBinding: 2, ServiceAccount: 1 });
+    for (const d of hooks(docs).filter((x) => x.kind !== 'Job')) {
+      expect({ object: `${d.kind}/${d.metadata.name}`, annotations: d.metadata.annotations }).toEqual({
+        object: `${d.kind}/${d.metadata.name}`,
+        annotations: {
+          'helm.sh/hook': 'pre-delete',
+          'helm.sh/hook-weight': '-10',
+          'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+        },
+      });
+    }
+    // Nothing else of the release is a hook: Helm deletes the rest after the Job.
+    expect(hooks(docs).every((d) => d.metadata.name.startsWith(HOOK))).toBe(true);
+  });
+
+  it('grants the hook what it does and nothing more, in every namespace layout', async () => {
+    const own = [
+      ...grants(NS, 'apps', ['deployments'], ['get', 'patch'], 'sluice-gateway'),
+      ...grants(NS, 'apps', ['deployments'], ['get', 'patch'], 'sluice-operator'),
+      ...grants(NS, '', ['pods'], ['list']),
+      ...grants(WNS, 'apps', ['deployments'], ['list', 'delete']),
+      ...grants(WNS, '', ['pods'], ['list']),
+      ...grants(WNS, '', ['secrets'], ['get', 'list', 'delete']),
+    ];
+    const kindsIn = (scope: string) => grants(scope, 'sluice.dev', KINDS, ['get', 'list', 'update']);
+    expect(permissions(docs, HOOK)).toEqual(sorted([...own, ...kindsIn(NS)]));
+    const extra = await render([DEFAULT_VALUES], ['rbac.extraNamespaces={team-a}']);
+    expect(permissions(extra, HOOK)).toEqual(sorted([...own, ...kindsIn(NS), ...kindsIn('team-a')]));
+    const cluster = await render([DEFAULT_VALUES], ['rbac.clusterScope=true']);
+    expect(permissions(cluster, HOOK)).toEqual(sorted([...own, ...kindsIn('*')]));
+    expect(kinds(hooks(cluster))).toEqual({
+      ClusterRole: 1,
+      ClusterRoleBinding: 1,
+      Job: 1,
+      Role: 2,
+      RoleBinding: 2,
+      ServiceAccount: 1,
+    });
+    expectAllValid(await kubeconform(dumpDocs(hooks(cluster)), [kubeSchemas]), hooks(cluster).length);
+  });
+
+  it('keeps the slots with uninstall.releaseCaptures=false, and renders no hook with uninstall.cleanup=false', async () => {
+    const keep = await render([DEFAULT_VALUES], ['uninstall.releaseCaptures=false']);
+    const cleanUp = (find(keep, 'Job', HOOK, NS).spec.template.spec.containers as Any[])[0];
+    expect(env(cleanUp, 'SLUICE_UNINSTALL_RELEASE_CAPTURES').value).toBe('false');
+    expect(hooks(await render([DEFAULT_VALUES], ['uninstall.cleanup=false']))).toEqual([]);
+  });
+
+  it('renders valid manifests, and values.schema.json refuses bad uninstall values', async () => {
+    expectAllValid(await kubeconform(dumpDocs(hooks(docs)), [kubeSchemas]), hooks(docs).length);
+    for (const set of [
+      'uninstall.activeDeadlineSeconds=10',
+      'uninstall.cleanUp=true',
+      'uninstall.releaseCaptures=yes',
+    ]) {
+      const r = await templateSetting([set]);
+      expect({ set, code: r.code }).toEqual({ set, code: 1 });
+      expect(r.stderr).toMatch(/values don't meet the specifications of the schema|uninstall/);
+    }
   });
 });

@@ -23,7 +23,7 @@ export { managedSecretName } from '@sluice/shared/ports';
  * the managed secrets of the objects whose configuration holds it.
  */
 export async function teamSecretScope(
-  ctx: GatewayContext,
+  ctx: Pick<GatewayContext, 'db'>,
   teamIds: readonly string[],
   ownSecrets: readonly string[],
 ): Promise<SecretScope> {

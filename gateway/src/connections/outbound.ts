@@ -12,6 +12,6 @@ import type { GatewayContext } from '../context.js';
 export const CONNECTION_TIMEOUT_MS = 10_000;
 
 /** The outbound-address policy of the gateway's own calls (SLUICE_OUTBOUND_DENY_CIDRS / _ALLOW_CIDRS). */
-export function outboundPolicy(ctx: GatewayContext): OutboundPolicy {
+export function outboundPolicy(ctx: Pick<GatewayContext, 'config'>): OutboundPolicy {
   return controlPlaneOutboundPolicy(ctx.config.outbound);
 }

@@ -36,7 +36,7 @@ export interface StoredConnector {
  * teams). The values live in this object only, for the time of the check.
  */
 export async function resolveSecretFields(
-  ctx: GatewayContext,
+  ctx: Pick<GatewayContext, 'config' | 'secretStore'>,
   def: ConnectorTypeDef,
   config: Config,
   stored: StoredConnector | undefined,
@@ -97,7 +97,7 @@ export async function resolveSecretFields(
  * filled (no access check: for the gateway's own clean-up on delete).
  */
 export async function resolvedStoredConfiguration(
-  ctx: GatewayContext,
+  ctx: Pick<GatewayContext, 'config' | 'db' | 'secretStore' | 'catalog'>,
   def: ConnectorTypeDef,
   id: string,
   configuration: Config,

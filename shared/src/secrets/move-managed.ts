@@ -1,4 +1,4 @@
-import { MANAGED_SECRET_LABEL, type SecretStorePort } from '../ports/secret-store.js';
+import { MANAGED_SECRET_LABEL, type SecretStorePort, type SecretSummary } from '../ports/secret-store.js';
 import { isControlPlaneSecret } from './grants.js';
 
 // Moving the managed secrets of an install whose workers shared the control
@@ -9,6 +9,14 @@ import { isControlPlaneSecret } from './grants.js';
 // `sluice` starts with `sluice-` too) nor a Secret a user made.
 
 const MANAGED_NAME = /^sluice-(connector|subscription|warehouse)-/;
+
+/**
+ * A secret Sluice wrote for one of its objects: labelled managed, named for an
+ * object kind, never a control-plane one. What a move takes along and what
+ * an uninstall removes (charts/sluice/README.md, "Uninstalling").
+ */
+export const isObjectSecret = (s: Pick<SecretSummary, 'name' | 'labels'>): boolean =>
+  s.labels[MANAGED_SECRET_LABEL] === 'true' && MANAGED_NAME.test(s.name) && !isControlPlaneSecret(s);
 
 export interface ManagedSecretsMove {
   /** Copied to the worker namespace (absent there before). */
@@ -30,9 +38,7 @@ export async function moveManagedSecrets(
 ): Promise<ManagedSecretsMove> {
   const out: ManagedSecretsMove = { copied: [], deleted: [] };
   if (from === to) return out;
-  const managed = (await store.list(from)).filter(
-    (s) => s.labels[MANAGED_SECRET_LABEL] === 'true' && MANAGED_NAME.test(s.name) && !isControlPlaneSecret(s),
-  );
+  const managed = (await store.list(from)).filter(isObjectSecret);
   for (const { name } of managed) {
     const old = await store.get(from, name);
     if (!old) continue;

@@ -45,9 +45,12 @@ const running = (ctx: GatewayContext) => {
 
 const sentence = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** What a capture release reads: the catalog, the secrets, the service database, the outbound settings. */
+export type CaptureReleaseContext = Pick<GatewayContext, 'config' | 'db' | 'log' | 'secretStore' | 'catalog'>;
+
 /** Prepares the release of a connector's capture (its settings resolved now); a no-op for other types. */
 export async function prepareCaptureRelease(
-  ctx: GatewayContext,
+  ctx: CaptureReleaseContext,
   row: { id: string; connector_type: string; spec: unknown },
 ): Promise<CaptureRelease> {
   const def = connectorType(row.connector_type);
@@ -158,7 +161,7 @@ export function releaseOnDeletion(ctx: GatewayContext, object: ClusterObject): v
   })();
 }
 
-function warn(ctx: GatewayContext, connector: string, e: unknown): string {
+function warn(ctx: Pick<GatewayContext, 'log'>, connector: string, e: unknown): string {
   ctx.log.warn(
     { connector, err: sentence(e) },
     'could not drop the replication slot of a deleted PostgreSQL source: drop it on the source (pg_drop_replication_slot)',
