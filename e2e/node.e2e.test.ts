@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -9,6 +10,7 @@ import {
 import { countingListener, type CountingListener } from '@sluice/testing/counting-listener';
 import { createScratchDatabase, type ScratchDatabase } from '@sluice/testing/postgres';
 import { createTopic, newProducer } from '@sluice/testing/kafka-helpers';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,11 +88,12 @@ function suite(): void {
     until(what, probe, ms, explain);
   const [imageRepository, imageTag] = [image!.slice(0, image!.lastIndexOf(':')), image!.split(':').pop()!];
   const valuesFile = () => join(work, 'values.json');
-  /** Orders `from` .. `to - 1` on the source topic, from the host (its 127.0.0.1 listener). */
-  const produceOrders = async (from: number, to: number) => {
+  /** Orders `from` .. `to - 1` on the source topic, from the host (its 127.0.0.1 listener), `pauseMs` between batches of 500. */
+  const produceOrders = async (from: number, to: number, pauseMs = 0) => {
     const producer = newProducer([hostBrokers!]);
     try {
       for (let i = from; i < to; i += 500) {
+        if (pauseMs && i > from) await sleep(pauseMs);
         const messages = [];
         for (let n = i; n < Math.min(to, i + 500); n++)
           messages.push({ topic: TOPIC, key: String(n), value: JSON.stringify({ id: n, amount: n * 10 }) });
@@ -100,6 +103,41 @@ function suite(): void {
       await producer.close();
     }
   };
+  /** How many orders the target table holds, and how many of `0 .. n - 1` are missing. */
+  const ordersIn = async (table: string, n: number) => {
+    const r = await warehouse.client
+      .query(
+        `select count(*)::int as rows, ($1::int - count(distinct order_id))::int as missing from ${table} where order_id < $1`,
+        [n],
+      )
+      .catch(() => undefined);
+    return r?.rows[0] as { rows: number; missing: number } | undefined;
+  };
+  /** Waits until `table` holds every order of `0 .. n - 1`. */
+  const allOrders = (table: string, n: number, ms = 5 * MINUTE) =>
+    wait(
+      `orders 0..${n - 1} in ${table}`,
+      async () => ((await ordersIn(table, n))?.missing === 0 ? true : undefined),
+      ms,
+    );
+  /** The pipeline's state as the REST API says it. */
+  const pipelineState = async (id: string) => (await api('GET', `/api/pipelines/${id}`, { token })).body;
+  const waitState = (id: string, state: string, ms = 5 * MINUTE) =>
+    wait(
+      `pipeline ${id} to be ${state}`,
+      async () => {
+        const p = await pipelineState(id);
+        if (p?.state === 'error' && state !== 'error')
+          throw new Error(`pipeline in error: ${p.status_message}`);
+        return p?.state === state ? p : undefined;
+      },
+      ms,
+    );
+  /** The worker Deployments in the workers' namespace, by name. */
+  const workerDeployments = async () =>
+    (await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: WORKERS })).items.map(
+      (d) => d.metadata!.name!,
+    );
   const helmRun = (...args: string[]) =>
     run(helm, [...args, '--namespace', NS, '--kubeconfig', kubeconfig!], 10 * MINUTE);
 
@@ -295,6 +333,242 @@ function suite(): void {
       expect(row?.cells[columns.indexOf('Ready')]).toBe('True');
     },
     20 * MINUTE,
+  );
+
+  it(
+    'pause: the worker Deployments go away and nothing is delivered; resume: what arrived meanwhile is delivered',
+    async () => {
+      const { source_connector_id: source, target_connector_id: target } = await pipelineState(pipelineId);
+      const workers = [`sluice-worker-${source}`, `sluice-worker-${target}`];
+      expect(await workerDeployments()).toEqual(expect.arrayContaining(workers));
+      expect((await api('POST', `/api/pipelines/${pipelineId}/pause`, { token })).status).toBe(202);
+      await waitState(pipelineId, 'paused');
+      await wait(
+        "the pipeline's worker Deployments to be gone",
+        async () => ((await workerDeployments()).some((d) => workers.includes(d)) ? undefined : true),
+        3 * MINUTE,
+      );
+      await produceOrders(1000, 1500);
+      await sleep(3000);
+      expect((await ordersIn(TABLE, 1500))?.rows).toBe(1000);
+      expect((await api('POST', `/api/pipelines/${pipelineId}/start`, { token })).status).toBe(202);
+      await waitState(pipelineId, 'live');
+      await allOrders(TABLE, 1500);
+    },
+    15 * MINUTE,
+  );
+
+  it(
+    'a worker pod deleted mid-stream: recreated, and no numbered order is missing from the table',
+    async () => {
+      const { target_connector_id: target } = await pipelineState(pipelineId);
+      // About 20 s of orders, so that the worker goes in the middle of them.
+      const producing = produceOrders(1500, 21_500, 500);
+      // While the orders stream in, the target worker's pod goes (as on a node drain).
+      await wait(
+        'the first streamed orders to land',
+        async () => ((await ordersIn(TABLE, 21_500))!.rows > 2000 ? true : undefined),
+        3 * MINUTE,
+      );
+      const [pod] = (
+        await core.listNamespacedPod({
+          namespace: WORKERS,
+          labelSelector: `sluice.dev/worker=sluice-worker-${target}`,
+        })
+      ).items;
+      expect(pod).toBeDefined();
+      // At once, as when its node dies: no graceful stop, no last commit.
+      await core.deleteNamespacedPod({
+        name: pod!.metadata!.name!,
+        namespace: WORKERS,
+        gracePeriodSeconds: 0,
+      });
+      const landedBefore = (await ordersIn(TABLE, 21_500))!.rows;
+      await producing;
+      expect(landedBefore).toBeLessThan(21_500);
+      await allOrders(TABLE, 21_500, 8 * MINUTE);
+      const pods = (
+        await core.listNamespacedPod({
+          namespace: WORKERS,
+          labelSelector: `sluice.dev/worker=sluice-worker-${target}`,
+        })
+      ).items;
+      expect(pods.map((p) => p.metadata!.name)).not.toContain(pod!.metadata!.name);
+      expect(pods.filter((p) => p.status?.phase === 'Running')).toHaveLength(1);
+      expect((await pipelineState(pipelineId)).state).toBe('live');
+    },
+    15 * MINUTE,
+  );
+
+  it(
+    'the same pipeline applied as manifests (the GitOps path) goes live, and the REST API shows it',
+    async () => {
+      const ids = Array.from({ length: 5 }, () => randomUUID());
+      const [sourceId, targetId, modelId, subscriptionId, gitopsPipelineId] = ids as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
+      const topic = `${TOPIC}-gitops`;
+      await createTopic([hostBrokers!], topic, 1);
+      const { user, password, database } = warehouse.settings;
+      const labels = { 'sluice.dev/team-id': teamId };
+      // The target's password in a Secret of the workers' namespace, granted to the team.
+      await core.createNamespacedSecret({
+        namespace: WORKERS,
+        body: {
+          metadata: { name: 'dwh-password', annotations: { 'sluice.dev/allowed-teams': teamId } },
+          stringData: { password: password || 'not-asked-by-the-test-server' },
+        },
+      });
+      const object = (kind: string, name: string, spec: Any, extraLabels: Record<string, string> = {}) => ({
+        apiVersion: 'sluice.dev/v1alpha1',
+        kind,
+        metadata: { name, namespace: NS, labels: { ...labels, ...extraLabels } },
+        spec: { teamId, ...spec },
+      });
+      const manifests = [
+        object('Connector', sourceId, {
+          name: 'orders-in-gitops',
+          connectorType: 'KAFKA_SOURCE',
+          configuration: { topic, bootstrap_servers: nodeBrokers },
+          desiredState: 'stopped',
+        }),
+        object('Connector', targetId, {
+          name: 'dwh-gitops',
+          connectorType: 'POSTGRES_TARGET',
+          configuration: {
+            host: hostIp,
+            port: pgRelay.port,
+            database,
+            user,
+            ssl_mode: 'disable',
+            password: { valueFrom: { secretKeyRef: { name: 'dwh-password', key: 'password' } } },
+          },
+          desiredState: 'stopped',
+        }),
+        object(
+          'DataModel',
+          modelId,
+          {
+            name: 'orders-in-gitops',
+            connectorId: sourceId,
+            entry: topic,
+            enabled: true,
+            sourceTopic: topic,
+            errorTable: { enabled: false },
+          },
+          { 'sluice.dev/connector-id': sourceId },
+        ),
+        object(
+          'Subscription',
+          subscriptionId,
+          {
+            name: 'orders-gitops',
+            datamodelId: modelId,
+            targetConnectorId: targetId,
+            targetTableName: 'orders_gitops',
+            mapperConfig: [
+              { key: 'order_id', path: 'id', cast: 'int', primary_key: true },
+              { key: 'amount', path: 'amount', cast: 'int' },
+            ],
+            consumerId: 'sluice-orders-gitops',
+            backfill: false,
+            enabled: false,
+            errorTable: { enabled: false },
+          },
+          { 'sluice.dev/datamodel-id': modelId, 'sluice.dev/target-connector-id': targetId },
+        ),
+        object('Pipeline', gitopsPipelineId, {
+          name: 'orders-gitops',
+          sourceConnectorId: sourceId,
+          targetConnectorId: targetId,
+          datamodelId: modelId,
+          subscriptionId,
+          ownsSource: true,
+          ownsTarget: true,
+          desiredState: 'running',
+          version: 1,
+        }),
+      ];
+      const plural = (kind: string) => `${kind.toLowerCase()}s`;
+      // `kubectl apply --server-side`, object by object.
+      for (const m of manifests)
+        await custom.patchNamespacedCustomObject(
+          {
+            group: 'sluice.dev',
+            version: 'v1alpha1',
+            namespace: NS,
+            plural: plural(m.kind),
+            name: m.metadata.name,
+            body: m,
+            fieldManager: 'kubectl',
+            force: true,
+          },
+          setHeaderOptions('Content-Type', 'application/apply-patch+yaml'),
+        );
+      const cr = await wait(
+        'the applied Pipeline to be live and Ready',
+        async () => {
+          const p: Any = await custom.getNamespacedCustomObject({
+            group: 'sluice.dev',
+            version: 'v1alpha1',
+            namespace: NS,
+            plural: 'pipelines',
+            name: gitopsPipelineId,
+          });
+          if (p.status?.state === 'error') throw new Error(`pipeline in error: ${p.status.message}`);
+          const ready = p.status?.conditions?.find((c: Any) => c.type === 'Ready');
+          return p.status?.state === 'live' && ready?.status === 'True' ? p : undefined;
+        },
+        10 * MINUTE,
+      );
+      expect(cr.status.observedGeneration).toBe(cr.metadata.generation);
+      expect((await waitState(gitopsPipelineId, 'live')).name).toBe('orders-gitops');
+      const producer = newProducer([hostBrokers!]);
+      try {
+        await producer.send({
+          messages: Array.from({ length: 300 }, (_, n) => ({
+            topic,
+            key: String(n),
+            value: JSON.stringify({ id: n, amount: n }),
+          })),
+        });
+      } finally {
+        await producer.close();
+      }
+      await allOrders('orders_gitops', 300);
+    },
+    15 * MINUTE,
+  );
+
+  it(
+    'the operator leader pod deleted: the other replica takes the Lease and reconciles a change made meanwhile',
+    async () => {
+      const operator = (await readyDeployment(kc, NS, RELEASE, 'operator'))!;
+      const leases = kc.makeApiClient(CoordinationV1Api);
+      const leaseName = operator.metadata!.name!;
+      const before = (await leases.readNamespacedLease({ name: leaseName, namespace: NS })).spec!
+        .holderIdentity!;
+      // At once, as when its node dies: the Lease is not released, it expires.
+      await core.deleteNamespacedPod({ name: before, namespace: NS, gracePeriodSeconds: 0 });
+      // Meanwhile, a user pauses the pipeline.
+      expect((await api('POST', `/api/pipelines/${pipelineId}/pause`, { token })).status).toBe(202);
+      const after = await wait(
+        'another operator replica to hold the Lease',
+        async () => {
+          const id = (await leases.readNamespacedLease({ name: leaseName, namespace: NS })).spec
+            ?.holderIdentity;
+          return id && id !== before ? id : undefined;
+        },
+        5 * MINUTE,
+      );
+      expect(after).not.toBe(before);
+      await waitState(pipelineId, 'paused');
+    },
+    10 * MINUTE,
   );
 
   it(
