@@ -1,10 +1,19 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  loadAllYaml,
+  RbacAuthorizationV1Api,
+  type V1Deployment,
+  type V1Role,
+  type V1RoleBinding,
+} from '@kubernetes/client-node';
 import { DeploymentRuntime, defaultPodTemplate, silentLogger } from '@sluice/operator';
 import { WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared/catalog';
 import { cdcNames } from '@sluice/shared/connectors';
@@ -26,7 +35,10 @@ import { startTestGateway, testGatewayEnv, type TestGateway } from './harness.js
 // zero replicas, no worker Deployment and no managed Secret is left, the
 // user's Secret and Deployment are untouched, the connectors are still there
 // without Sluice's finalizer (a kubectl delete completes), and the slots are
-// dropped — or kept with releaseCaptures off.
+// dropped — or kept with releaseCaptures off. The programs run as the hook's
+// service account with exactly the Roles the chart renders for it (helm
+// template, bound through impersonation), so a right the chart forgot fails
+// here, not on a user's cluster.
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STOP = join(ROOT, 'operator/dist/uninstall/main.js');
@@ -36,9 +48,19 @@ const WORKER_SELECTOR = 'app.kubernetes.io/managed-by=sluice-operator,sluice.dev
 interface Install {
   ns: string;
   wns: string;
+  /** The hook's identity: its service account, with the chart's Roles only. */
+  kubeconfig: string;
   gw: TestGateway;
   t: TeamSetup;
   connectors: string[];
+}
+
+function run(cmd: string, args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((done) => {
+    execFile(cmd, args, { cwd: ROOT, timeout: 20 * 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}${stderr}` }),
+    );
+  });
 }
 
 function node(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
@@ -60,6 +82,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
   const installs: Install[] = [];
   let source: ScratchDatabase;
   let dataDir: string;
+  let helm: string;
 
   beforeAll(async () => {
     if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
@@ -68,7 +91,10 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
     source = await createScratchDatabase('uninstall');
     await source.client.query('create table public.orders (id int primary key)');
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-uninstall-'));
-  }, 60_000);
+    const tool = await run('bash', [join(ROOT, 'scripts/tools/ensure-tool.sh'), 'helm']);
+    if (tool.code !== 0) throw new Error(`ensure-tool.sh helm failed:\n${tool.out}`);
+    helm = tool.out.trim().split('\n').pop()!;
+  }, 20 * 60_000);
   afterAll(async () => {
     for (const i of installs) await i.gw.close();
     await source?.drop();
@@ -94,7 +120,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
       SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
     });
     const t = await setupTeam(gw, `uninstall-${tag}`);
-    const it: Install = { ns, wns, gw, t, connectors: [] };
+    const it: Install = { ns, wns, gw, t, connectors: [], kubeconfig: await hookIdentity(ns, wns) };
     installs.push(it);
     const runtime = new DeploymentRuntime({
       kubeConfig: kc,
@@ -154,10 +180,55 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
     return it;
   }
 
+  /** The chart's Roles of the hook, bound in these namespaces; a kubeconfig acting as its service account. */
+  async function hookIdentity(ns: string, wns: string): Promise<string> {
+    const rendered = await run(helm, [
+      ...['template', 'sluice', join(ROOT, 'charts/sluice'), '--namespace', ns],
+      ...['-f', join(ROOT, 'charts/sluice/ci/default-values.yaml'), '--set', `workers.namespace=${wns}`],
+      ...['--show-only', 'templates/uninstall-hook.yaml'],
+    ]);
+    if (rendered.code !== 0) throw new Error(`helm template failed:\n${rendered.out}`);
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const docs = loadAllYaml(rendered.out) as { kind: string; metadata: { namespace: string } }[];
+    for (const d of docs) {
+      const namespace = d.metadata.namespace;
+      if (d.kind === 'Role') await rbac.createNamespacedRole({ namespace, body: d as V1Role });
+      if (d.kind === 'RoleBinding')
+        await rbac.createNamespacedRoleBinding({ namespace, body: d as V1RoleBinding });
+    }
+    const hook = new KubeConfig();
+    hook.loadFromOptions({
+      clusters: kc.clusters,
+      users: [
+        {
+          ...kc.getCurrentUser()!,
+          name: 'hook',
+          impersonateUser: `system:serviceaccount:${ns}:sluice-uninstall`,
+        },
+      ],
+      contexts: [{ name: 'hook', cluster: kc.getCurrentCluster()!.name, user: 'hook' }],
+      currentContext: 'hook',
+    });
+    const path = join(dataDir, `kubeconfig-${ns}`);
+    writeFileSync(path, hook.exportConfig(), { mode: 0o600 });
+    // The authorizer learns of new bindings through a watch: wait until they count.
+    const as = new KubeConfig();
+    as.loadFromFile(path);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await as.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: wns });
+        return path;
+      } catch (err) {
+        if (attempt > 50) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   /** The hook's two containers, in order, with the chart's environment. */
   async function uninstall(i: Install, releaseCaptures: boolean) {
     const cluster = {
-      KUBECONFIG: testKubeConfig() as string,
+      KUBECONFIG: i.kubeconfig,
       SLUICE_CLUSTER_ADAPTER: 'kubernetes',
       SLUICE_NAMESPACE: i.ns,
       SLUICE_WORKER_NAMESPACE: i.wns,
