@@ -29,7 +29,9 @@ import { startTestGateway, testGatewayEnv, type TestGateway } from './harness.js
 // Job runs. An install is made as the chart and the operator would leave it:
 // PostgreSQL sources created through the API (their passwords in managed
 // Secrets of the worker namespace), their replication slots on the source
-// database, the operator's finalizer on them, their worker Deployments, the
+// database, the operator's finalizer on them and on a connector applied with
+// kubectl in a second watched namespace (beside another controller's
+// finalizer, which stays), their worker Deployments, the
 // control plane's two Deployments, a user's own Secret and a control-plane
 // Secret beside the managed ones. After the hook: the control plane is at
 // zero replicas, no worker Deployment and no managed Secret is left, the
@@ -43,11 +45,14 @@ import { startTestGateway, testGatewayEnv, type TestGateway } from './harness.js
 const ROOT = resolve(import.meta.dirname, '../..');
 const STOP = join(ROOT, 'operator/dist/uninstall/main.js');
 const CLEAN_UP = join(ROOT, 'gateway/dist/uninstall/main.js');
+const FOREIGN_FINALIZER = 'example.com/keep';
 const WORKER_SELECTOR = 'app.kubernetes.io/managed-by=sluice-operator,sluice.dev/worker';
 
 interface Install {
   ns: string;
   wns: string;
+  /** A watched namespace besides the release's (rbac.extraNamespaces). */
+  extra: string;
   /** The hook's identity: its service account, with the chart's Roles only. */
   kubeconfig: string;
   gw: TestGateway;
@@ -110,17 +115,26 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
   async function install(tag: string, hosts: string[]): Promise<Install> {
     const ns = `un-${tag}-${randomUUID().slice(0, 6)}`;
     const wns = `${ns}-workers`;
-    for (const name of [ns, wns]) await core().createNamespace({ body: { metadata: { name } } });
+    const extra = `${ns}-team`;
+    for (const name of [ns, wns, extra]) await core().createNamespace({ body: { metadata: { name } } });
     const gw = await startTestGateway('postgres', {
       SLUICE_CLUSTER_ADAPTER: 'kubernetes',
       KUBECONFIG: testKubeConfig() as string,
       SLUICE_NAMESPACE: ns,
       SLUICE_WORKER_NAMESPACE: wns,
-      SLUICE_WATCH_NAMESPACES: ns,
+      SLUICE_WATCH_NAMESPACES: `${ns},${extra}`,
       SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
     });
     const t = await setupTeam(gw, `uninstall-${tag}`);
-    const it: Install = { ns, wns, gw, t, connectors: [], kubeconfig: await hookIdentity(ns, wns) };
+    const it: Install = {
+      ns,
+      wns,
+      extra,
+      gw,
+      t,
+      connectors: [],
+      kubeconfig: await hookIdentity(ns, wns, extra),
+    };
     installs.push(it);
     const runtime = new DeploymentRuntime({
       kubeConfig: kc,
@@ -158,6 +172,19 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
     } finally {
       await runtime.close();
     }
+    // Applied with kubectl in the other watched namespace; another controller's finalizer beside the operator's.
+    await gw.ctx.cluster.create<ConnectorResource>({
+      apiVersion: 'sluice.dev/v1alpha1',
+      kind: 'Connector',
+      metadata: { name: randomUUID(), namespace: extra, finalizers: [WORKER_FINALIZER, FOREIGN_FINALIZER] },
+      spec: {
+        name: 'events',
+        teamId: t.teamId,
+        connectorType: 'KAFKA_SOURCE',
+        configuration: { topic: 'events', bootstrap_servers: 'kafka-0.kafka:9092' },
+        desiredState: 'stopped',
+      },
+    } as ConnectorResource);
     // The control plane the hook stops, and what is not Sluice's in the worker namespace.
     for (const name of ['sluice-gateway', 'sluice-operator'])
       await apps().createNamespacedDeployment({ namespace: ns, body: deployment(name, 2) });
@@ -181,10 +208,11 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
   }
 
   /** The chart's Roles of the hook, bound in these namespaces; a kubeconfig acting as its service account. */
-  async function hookIdentity(ns: string, wns: string): Promise<string> {
+  async function hookIdentity(ns: string, wns: string, extra: string): Promise<string> {
     const rendered = await run(helm, [
       ...['template', 'sluice', join(ROOT, 'charts/sluice'), '--namespace', ns],
       ...['-f', join(ROOT, 'charts/sluice/ci/default-values.yaml'), '--set', `workers.namespace=${wns}`],
+      ...['--set', `rbac.extraNamespaces={${extra}}`],
       ...['--show-only', 'templates/uninstall-hook.yaml'],
     ]);
     if (rendered.code !== 0) throw new Error(`helm template failed:\n${rendered.out}`);
@@ -232,7 +260,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
       SLUICE_CLUSTER_ADAPTER: 'kubernetes',
       SLUICE_NAMESPACE: i.ns,
       SLUICE_WORKER_NAMESPACE: i.wns,
-      SLUICE_WATCH_NAMESPACES: i.ns,
+      SLUICE_WATCH_NAMESPACES: `${i.ns},${i.extra}`,
     };
     const report = join(dataDir, `report-${i.ns}.txt`);
     const stop = await node(STOP, {
@@ -274,7 +302,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
     expect(cleanUp.out).toContain('control plane stopped: 2 Deployment(s) at 0 replicas');
     expect(cleanUp.out).toContain('replication slots dropped: 2');
     expect(cleanUp.out).toContain(`managed Secrets deleted in ${i.wns}: 2`);
-    expect(cleanUp.out).toContain('Sluice finalizers removed from 2 object(s)');
+    expect(cleanUp.out).toContain('Sluice finalizers removed from 3 object(s)');
     expect(cleanUp.out).not.toContain('in-the-managed-secret');
 
     for (const name of ['sluice-gateway', 'sluice-operator']) {
@@ -289,6 +317,9 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
     for (const id of i.connectors) {
       expect((await connector(i, id))?.metadata.finalizers ?? []).not.toContain(WORKER_FINALIZER);
     }
+    // In the other watched namespace too; another controller's finalizer is not Sluice's to remove.
+    const applied = (await i.gw.ctx.cluster.list<ConnectorResource>('Connector', i.extra)).items;
+    expect(applied.map((c) => c.metadata.finalizers)).toEqual([[FOREIGN_FINALIZER]]);
     // kubectl delete completes without an operator.
     await i.gw.ctx.cluster.delete('Connector', i.ns, i.connectors[0] as string);
     expect(await connector(i, i.connectors[0] as string)).toBeUndefined();
