@@ -9,7 +9,7 @@ const config = (role: 'source' | 'target', type: string, configuration: Record<s
   ({ connector_id: 'c1', connector_type: type, role, configuration }) as unknown as WorkerConfig;
 
 describe('engineFor', () => {
-  it('starts the PostgreSQL and Oracle engines with a tunnel, which they go through', () => {
+  it('starts the PostgreSQL, MySQL, MariaDB and Oracle engines with a tunnel, which they go through', () => {
     const tunnel = { host: 'db.internal', ssh_host: 'bastion.example.com' };
     expect(engineFor(config('target', 'ORACLE_TARGET', tunnel))).toBe(ENGINES.get('target:ORACLE_TARGET'));
     expect(engineFor(config('source', 'POSTGRES_SOURCE', tunnel))).toBe(
@@ -18,6 +18,9 @@ describe('engineFor', () => {
     expect(engineFor(config('target', 'POSTGRES_TARGET', tunnel))).toBe(
       ENGINES.get('target:POSTGRES_TARGET'),
     );
+    for (const type of ['MYSQL_SOURCE', 'MARIADB_SOURCE']) {
+      expect(engineFor(config('source', type, tunnel))).toBe(ENGINES.get(`source:${type}`));
+    }
   });
 
   it('refuses an engine that cannot tunnel, rather than connecting straight to the host', () => {
@@ -31,7 +34,7 @@ describe('engineFor', () => {
     expect(engineFor(config('target', 'KAFKA_TARGET', { bootstrap_server: 'k:9092' }))).toBe(
       ENGINES.get('target:KAFKA_TARGET'),
     );
-    expect(engineFor(config('source', 'MYSQL_SOURCE', { ssh_host: 'bastion' }))).toMatch(
+    expect(engineFor(config('source', 'MSSQL_SOURCE', { ssh_host: 'bastion' }))).toMatch(
       /not supported by this version/,
     );
   });

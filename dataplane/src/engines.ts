@@ -4,6 +4,7 @@ import { kafkaSourceEngine } from './sources/kafka-source.js';
 import { kafkaTargetEngine } from './sinks/kafka.js';
 import { oracleTargetEngine } from './sinks/oracle.js';
 import { postgresTargetEngine, webhookTargetEngine } from './sinks/target-engines.js';
+import { mysqlSourceEngineOf } from './sources/mysql-engine.js';
 import { postgresSourceEngine } from './sources/postgres-engine.js';
 
 /** Engines by `role:CONNECTOR_TYPE`: a type without one ends in `error` (engineFor). */
@@ -14,6 +15,8 @@ export const ENGINES = new Map<string, Engine>([
   ['target:POSTGRES_TARGET', postgresTargetEngine],
   ['target:WEBHOOK_TARGET', webhookTargetEngine],
   ['target:ORACLE_TARGET', oracleTargetEngine],
+  ['source:MYSQL_SOURCE', mysqlSourceEngineOf.MySQL],
+  ['source:MARIADB_SOURCE', mysqlSourceEngineOf.MariaDB],
 ]);
 
 /**
@@ -22,7 +25,13 @@ export const ENGINES = new Map<string, Engine>([
  * tunnel setting: connecting straight to an address meant for the bastion
  * would bypass it, or reach the wrong server.
  */
-const TUNNELLING = new Set(['source:POSTGRES_SOURCE', 'target:POSTGRES_TARGET', 'target:ORACLE_TARGET']);
+const TUNNELLING = new Set([
+  'source:POSTGRES_SOURCE',
+  'source:MYSQL_SOURCE',
+  'source:MARIADB_SOURCE',
+  'target:POSTGRES_TARGET',
+  'target:ORACLE_TARGET',
+]);
 
 /** The engine of a configuration, or why there is none. */
 export function engineFor(config: WorkerConfig): Engine | string {

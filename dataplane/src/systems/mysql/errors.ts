@@ -29,3 +29,32 @@ export function describeMysqlFailure(error: unknown, engine: string, where: stri
   const code = typeof first?.code === 'string' && /^ER_[A-Z_]+$/.test(first.code) ? ` (${first.code})` : '';
   return `${engine} at ${where}: ${message}${code}`;
 }
+
+/** The server's settings that change data capture depends on (`@@global.*`). */
+export interface BinlogSettings {
+  log_bin: number | string | null;
+  binlog_format: string | null;
+  binlog_row_image: string | null;
+}
+
+/**
+ * What the server's binary log lacks for change data capture, one sentence
+ * each: the pre-flight check warns with them, the capture stops with them.
+ */
+export function binlogShortfalls(s: BinlogSettings): string[] {
+  const out: string[] = [];
+  if (String(s.log_bin) !== '1' && String(s.log_bin).toUpperCase() !== 'ON') {
+    out.push('The binary log is off (log_bin): change data capture needs it');
+  }
+  if (s.binlog_format && s.binlog_format.toUpperCase() !== 'ROW') {
+    out.push(`binlog_format is "${s.binlog_format}": change data capture needs ROW`);
+  }
+  if (s.binlog_row_image && s.binlog_row_image.toUpperCase() !== 'FULL') {
+    out.push(`binlog_row_image is "${s.binlog_row_image}": change data capture needs FULL`);
+  }
+  return out;
+}
+
+/** The sentence of missing replication privileges. */
+export const REPLICATION_GRANTS_MISSING =
+  'The user lacks REPLICATION SLAVE and REPLICATION CLIENT, which change data capture needs';

@@ -1,45 +1,36 @@
-import { connect as netConnect, isIP } from 'node:net';
-import mysql, { type SslOptions as TlsOptions } from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { SystemFailure, withDeadline } from '../failure.js';
-import { acquireTunnel, sshTunnelOf, viaBastion, type TunnelLease } from '../ssh/connection.js';
-import { describeMysqlFailure } from './errors.js';
+import {
+  mysqlWhere,
+  openMysql,
+  type MysqlConfig,
+  type MysqlEngine,
+  type MysqlSession,
+} from './connection.js';
+import {
+  binlogShortfalls,
+  describeMysqlFailure,
+  REPLICATION_GRANTS_MISSING,
+  type BinlogSettings,
+} from './errors.js';
 import type { ColumnInfo, PgCheckOptions, TableInfo } from '../postgres/probes.js';
 
 // Pre-flight checks of a MySQL or MariaDB source (spec 4.5): log in, list
-// tables, read columns — over a socket opened under the outbound-address
-// policy (or through the SSH tunnel of `ssh_host`, the policy then applied to
-// the bastion), with a short connect deadline and read-only catalog queries
-// (information_schema). The binlog capture itself comes in a later version
-// (MYSQL_SOURCE / MARIADB_SOURCE workers end in `error`, "not supported");
-// the check already says what that capture will need of the server.
+// tables, read columns — over a connection opened as the capture opens its
+// own (connection.ts: the outbound policy, or the SSH tunnel of `ssh_host`),
+// with a short connect deadline and read-only catalog queries
+// (information_schema). The check says what the binlog capture
+// (sources/mysql-cdc/) needs of the server.
 
-type Engine = 'MySQL' | 'MariaDB';
-type Config = Record<string, unknown>;
+type Engine = MysqlEngine;
+type Config = MysqlConfig;
 
 /** Schemas of the server itself, never offered as capture candidates. */
 const SYSTEM_SCHEMAS = ['mysql', 'information_schema', 'performance_schema', 'sys'];
 
-function tlsFor(config: Config): TlsOptions | undefined {
-  const mode = typeof config.ssl_mode === 'string' ? config.ssl_mode : 'preferred';
-  const ca = typeof config.ssl_ca === 'string' ? config.ssl_ca : undefined;
-  switch (mode) {
-    case 'disabled':
-      return undefined;
-    case 'verify_ca':
-      // The chain is verified, the host name is not (the client's VERIFY_CA).
-      return { ...(ca ? { ca } : {}), rejectUnauthorized: true, verifyIdentity: false };
-    case 'verify_identity':
-      return { ...(ca ? { ca } : {}), rejectUnauthorized: true, verifyIdentity: true };
-    default:
-      // preferred and required: encrypted, the certificate not verified.
-      return { rejectUnauthorized: false };
-  }
-}
-
 /**
  * Runs `fn` on a short-lived connection; any failure becomes a
- * SystemFailure with one sentence for the user. `preferred` falls back to
- * a plain connection only when the server offers no TLS at all.
+ * SystemFailure with one sentence for the user.
  */
 export async function withMysql<T>(
   engine: Engine,
@@ -47,66 +38,22 @@ export async function withMysql<T>(
   opts: PgCheckOptions,
   fn: (c: mysql.Connection) => Promise<T>,
 ): Promise<T> {
-  const host = String(config.host ?? '');
-  const port = typeof config.port === 'number' ? config.port : 3306;
-  const where = `${host}:${port}${viaBastion(config)}`;
-  const ssh = sshTunnelOf(config);
-  let lease: TunnelLease | undefined;
-  const open = async (ssl: TlsOptions | undefined) => {
-    const tunnel = lease?.tunnel;
-    if (!tunnel) opts.policy.assertHost(host);
-    return mysql.createConnection({
-      host,
-      port,
-      user: String(config.user ?? ''),
-      password: typeof config.password === 'string' ? config.password : '',
-      ...(typeof config.database === 'string' ? { database: config.database } : {}),
-      ...(ssl ? { ssl } : {}),
-      connectTimeout: opts.timeoutMs,
-      // The socket goes through the policy's lookup, so the address checked
-      // is the address connected to (no DNS rebinding in between).
-      // Through a tunnel the driver still names the server by its host (TLS verifies it).
-      stream: tunnel
-        ? () => tunnel.connect()
-        : () => netConnect(isIP(host) ? { port, host } : { port, host, lookup: opts.policy.lookup }),
-      timezone: 'Z',
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-    });
-  };
-  let conn: mysql.Connection | undefined;
+  const where = mysqlWhere(config);
+  let session: MysqlSession | undefined;
   try {
-    if (ssh) {
-      lease = await acquireTunnel(
-        ssh,
-        { host, port },
-        { policy: opts.policy, handshakeTimeoutMs: opts.timeoutMs },
-      );
-    }
-    const ssl = tlsFor(config);
-    try {
-      conn = await open(ssl);
-    } catch (e) {
-      const preferred = (config.ssl_mode ?? 'preferred') === 'preferred';
-      if (!preferred || (e as { code?: string }).code !== 'HANDSHAKE_NO_SSL_SUPPORT') throw e;
-      conn = await open(undefined);
-    }
+    session = await openMysql(config, opts);
     // A connection error after the check answered must not crash the gateway.
-    conn.on('error', () => undefined);
-    return await withDeadline(fn(conn), opts.timeoutMs, `${engine} at ${where}`);
+    session.conn.on('error', () => undefined);
+    return await withDeadline(fn(session.conn), opts.timeoutMs, `${engine} at ${where}`);
   } catch (e) {
     throw new SystemFailure(describeMysqlFailure(e, engine, where), { cause: e });
   } finally {
-    await conn?.end().catch(() => conn?.destroy());
-    lease?.release();
+    await session?.close();
   }
 }
 
-interface ServerFacts {
+interface ServerFacts extends BinlogSettings {
   version: string;
-  log_bin: number | string | null;
-  binlog_format: string | null;
-  binlog_row_image: string | null;
 }
 
 /** check-credentials: log in, read the version and what binlog capture will need. */
@@ -122,24 +69,13 @@ export async function checkMysql(
     const facts = (rows as ServerFacts[])[0]!;
     const [grants] = await c.query('show grants for current_user()');
     const granted = (grants as Record<string, string>[]).map((g) => Object.values(g)[0] ?? '').join('\n');
-    const warnings: string[] = [];
-    if (String(facts.log_bin) !== '1' && String(facts.log_bin).toUpperCase() !== 'ON') {
-      warnings.push('The binary log is off (log_bin): change data capture needs it');
-    }
-    if (facts.binlog_format && facts.binlog_format.toUpperCase() !== 'ROW') {
-      warnings.push(`binlog_format is "${facts.binlog_format}": change data capture needs ROW`);
-    }
-    if (facts.binlog_row_image && facts.binlog_row_image.toUpperCase() !== 'FULL') {
-      warnings.push(`binlog_row_image is "${facts.binlog_row_image}": change data capture needs FULL`);
-    }
+    const warnings = binlogShortfalls(facts);
     const all = /GRANT ALL PRIVILEGES ON \*\.\*/i.test(granted);
     // MariaDB 10.5+ spells REPLICATION CLIENT as BINLOG MONITOR in its grants.
     const slave = all || /REPLICATION SLAVE|REPLICATION REPLICA/i.test(granted);
     const client = all || /REPLICATION CLIENT|BINLOG MONITOR/i.test(granted);
     if (!slave || !client) {
-      warnings.push(
-        'The user lacks REPLICATION SLAVE and REPLICATION CLIENT, which change data capture needs',
-      );
+      warnings.push(REPLICATION_GRANTS_MISSING);
     }
     return { server_version: facts.version, warnings };
   });

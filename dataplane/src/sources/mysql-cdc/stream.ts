@@ -1,0 +1,394 @@
+import type mysql from 'mysql2/promise';
+import { changeEvent, type ChangeOp } from '../../contracts.js';
+import {
+  EVENT,
+  HEADER_LENGTH,
+  parseHeader,
+  parseMariadbGtid,
+  parseQuery,
+  parseRotate,
+  parseRowsHead,
+  parseTableMap,
+  rowsKind,
+  type EventHeader,
+  type TableMapEvent,
+} from './binlog-events.js';
+import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
+import { readTableShape, type TableShape } from './columns.js';
+import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
+import { binlogMismatch } from './shape-check.js';
+import { advanceGtid, formatPosition, type BinlogPosition } from './position.js';
+import { readRowImage } from './row-values.js';
+
+// The stream of the capture: the binary log read from the checkpointed
+// position (COM_BINLOG_DUMP; on MariaDB from the GTID position), the row
+// events of the captured tables turned into change events, and the position
+// after a transaction's commit recorded once `flush` published its events
+// (the broker acknowledged them). While more of the log is already
+// received, commits are recorded together (at most `commitsPerFlush`), so a
+// busy server costs one publish round trip per batch of transactions. The
+// socket is paused while too many events wait (back-pressure).
+
+/** Queued events above which the socket is paused, and below which it resumes. */
+const HIGH_WATER = 2000;
+const LOW_WATER = 200;
+
+interface Captured {
+  datamodelId: string;
+  shape: TableShape | null;
+}
+
+interface OpenTransaction {
+  /** What events of the transaction carry as `source.position`. */
+  position: string;
+  /** The GTID position once it commits. */
+  gtidAfter: string;
+  tsMs: number;
+  events: number;
+}
+
+export interface BinlogStreamParts {
+  /** The connection that reads the catalog (columns of a table map). */
+  catalog: mysql.Connection;
+  /** The connection the dump runs on (nothing else runs there). */
+  dumpConnection: mysql.Connection;
+  serverId: number;
+  /** The server as messages name it. */
+  where: string;
+}
+
+export class BinlogStream {
+  private readonly tables: Map<string, Captured>;
+  /** Table maps of the log by table id; null for a table not captured. */
+  private readonly maps = new Map<number, { map: TableMapEvent; captured: Captured } | null>();
+  private position: BinlogPosition;
+  private transaction: OpenTransaction | null = null;
+  /** The position after the last commit read but not yet recorded. */
+  private committed: BinlogPosition | null = null;
+  private commitsWaiting = 0;
+  private eventsWaiting = 0;
+  /** The last position recorded. */
+  recorded: BinlogPosition;
+
+  constructor(
+    private readonly parts: BinlogStreamParts,
+    private readonly options: MysqlCdcOptions,
+    tables: ReadonlyMap<string, Captured>,
+    start: BinlogPosition,
+    private readonly signal: AbortSignal,
+  ) {
+    this.tables = new Map(tables);
+    this.position = { ...start };
+    this.recorded = { ...start };
+  }
+
+  async run(): Promise<void> {
+    const { dumpConnection: conn } = this.parts;
+    const [rows] = await conn.query('SELECT @@global.binlog_checksum AS checksum');
+    const checksum =
+      String((rows as { checksum: string | null }[])[0]?.checksum ?? 'NONE').toUpperCase() !== 'NONE';
+    if (checksum) await conn.query('SET @master_binlog_checksum = @@global.binlog_checksum');
+    // A heartbeat every 5 s while the log is idle: a dead connection is noticed, and an idle position is recorded.
+    await conn.query('SET @master_heartbeat_period = 5000000000');
+    if (this.options.engine === 'MariaDB') {
+      // GTID events instead of BEGIN (capability 4: MARIA_SLAVE_CAPABILITY_GTID), and start at the GTID position.
+      await conn.query('SET @mariadb_slave_capability = 4');
+      if (this.position.gtid !== '') {
+        await conn.query('SET @slave_connect_state = ?', [this.position.gtid]);
+        await conn.query('SET @slave_gtid_strict_mode = 0');
+        await conn.query('SET @slave_gtid_ignore_duplicates = 0');
+      }
+    }
+    const dump = startBinlogDump(conn, {
+      serverId: this.parts.serverId,
+      file: this.position.file,
+      position: this.position.offset,
+      checksum,
+    });
+    return this.consume(dump);
+  }
+
+  private consume(dump: BinlogDump): Promise<void> {
+    const queue: Buffer[] = [];
+    let draining: Promise<void> | null = null;
+    let halted = false;
+    let paused = false;
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        if (halted) return;
+        halted = true;
+        reject(error instanceof Error ? error : new Error(String(error)));
+      };
+      const drain = async () => {
+        try {
+          while (queue.length > 0 && !halted) {
+            await this.handle(queue.shift() as Buffer, queue.length === 0);
+            if (paused && queue.length <= LOW_WATER) {
+              paused = false;
+              dump.resume();
+            }
+          }
+        } catch (error) {
+          fail(error);
+        } finally {
+          draining = null;
+        }
+      };
+      dump.on('event', (event: Buffer) => {
+        if (halted) return;
+        queue.push(event);
+        if (!paused && queue.length >= HIGH_WATER) {
+          paused = true;
+          dump.pause();
+        }
+        if (!draining) draining = drain();
+      });
+      dump.on('error', (error: Error) => fail(this.describeDumpError(error)));
+      dump.on('end', () =>
+        fail(new MysqlCdcError(`${this.options.engine} at ${this.parts.where} ended the binary log stream`)),
+      );
+      this.parts.dumpConnection.on('error', (error: Error) => fail(this.describeDumpError(error)));
+      const stop = async () => {
+        // Stopping: finish what was received (a commit may be waiting there) and record it.
+        const wasHalted = halted;
+        halted = true;
+        dump.pause();
+        await draining;
+        if (!wasHalted) await this.checkpoint().catch(() => undefined);
+        resolve();
+      };
+      if (this.signal.aborted) void stop();
+      else this.signal.addEventListener('abort', () => void stop(), { once: true });
+    });
+  }
+
+  private describeDumpError(error: Error): Error {
+    const e = error as Error & { errno?: number; code?: string };
+    const from =
+      this.recorded.gtid !== ''
+        ? `GTID position ${this.recorded.gtid}`
+        : `${this.recorded.file}:${this.recorded.offset}`;
+    // 1236: the server cannot serve the position asked for (purged, or never there).
+    if (e.errno === 1236) {
+      return new MysqlCdcError(
+        `${this.options.engine} at ${this.parts.where} no longer has the binary log this connector resumes from (${from}): ` +
+          `the logs were purged or the server does not hold that position (${e.message.replace(/\s+/g, ' ').trim()}). ` +
+          'Changes since then cannot be captured; take a new snapshot (a snapshot backfill through the backfill API, ' +
+          "or delete the connector's position topic so that its next start snapshots again), and keep binary logs " +
+          'longer than the connector can be stopped (binlog_expire_logs_seconds)',
+      );
+    }
+    return error;
+  }
+
+  /** Publishes what is buffered and records the position after the commits it completes. */
+  private async checkpoint(): Promise<void> {
+    if (this.committed === null) return;
+    const at = this.committed;
+    if (this.eventsWaiting > 0) await this.options.flush();
+    await this.options.savePosition(at);
+    this.recorded = at;
+    this.committed = null;
+    this.commitsWaiting = 0;
+    this.eventsWaiting = 0;
+    this.options.onCheckpoint?.(at);
+  }
+
+  private async handle(event: Buffer, queueEmpty: boolean): Promise<void> {
+    const header = parseHeader(event);
+    const body = event.subarray(HEADER_LENGTH);
+    // Events the server makes up (a fake ROTATE naming the file, a heartbeat) carry no position.
+    const advance = () => {
+      if (header.nextPosition > 0) this.position.offset = header.nextPosition;
+    };
+    switch (header.type) {
+      case EVENT.ROTATE: {
+        const r = parseRotate(body);
+        this.position.file = r.file;
+        this.position.offset = r.position;
+        return;
+      }
+      case EVENT.HEARTBEAT:
+        // Idle with everything received handled: the commits read so far are recorded.
+        if (this.transaction === null && queueEmpty) await this.checkpoint();
+        return;
+      case EVENT.MARIADB_GTID: {
+        advance();
+        const g = parseMariadbGtid(body);
+        const gtidAfter = advanceGtid(this.position.gtid, g.domain, header.serverId, g.sequence);
+        this.transaction = {
+          position: `${g.domain}-${header.serverId}-${g.sequence}`,
+          gtidAfter,
+          tsMs: header.timestamp * 1000,
+          events: 0,
+        };
+        return;
+      }
+      case EVENT.QUERY:
+        advance();
+        return this.query(header, body, queueEmpty);
+      case EVENT.XID:
+        advance();
+        return this.commit(queueEmpty);
+      case EVENT.TABLE_MAP:
+        advance();
+        return this.tableMap(parseTableMap(body));
+      case EVENT.MYSQL_TRANSACTION_PAYLOAD:
+      case EVENT.MARIADB_QUERY_COMPRESSED:
+        throw new MysqlCdcError(
+          `${this.options.engine} at ${this.parts.where} writes a compressed binary log (binlog_transaction_compression / log_bin_compress), which this version of Sluice does not read: turn it off`,
+        );
+      default:
+        advance();
+        if (
+          header.type >= EVENT.MARIADB_WRITE_ROWS_COMPRESSED_V1 &&
+          header.type <= EVENT.MARIADB_DELETE_ROWS_COMPRESSED_V1 + 3
+        ) {
+          throw new MysqlCdcError(
+            `${this.options.engine} at ${this.parts.where} writes compressed row events (log_bin_compress), which this version of Sluice does not read: turn it off`,
+          );
+        }
+        if (rowsKind(header.type)) return this.rows(header.type, body);
+        return;
+    }
+  }
+
+  private begin(header: EventHeader): void {
+    this.transaction = {
+      position: `${this.position.file}:${this.position.offset}`,
+      gtidAfter: this.position.gtid,
+      tsMs: header.timestamp * 1000,
+      events: 0,
+    };
+  }
+
+  private async commit(queueEmpty: boolean): Promise<void> {
+    const t = this.transaction;
+    this.transaction = null;
+    if (t) {
+      this.position.gtid = t.gtidAfter;
+      this.options.onTransaction?.(t.tsMs);
+    }
+    this.committed = { ...this.position };
+    this.commitsWaiting += 1;
+    this.eventsWaiting += t?.events ?? 0;
+    // A transaction of other tables alone is recorded at the next heartbeat or batch, not one record each.
+    const batchFull = this.commitsWaiting >= (this.options.commitsPerFlush ?? 200);
+    if (batchFull || (queueEmpty && this.eventsWaiting > 0)) await this.checkpoint();
+  }
+
+  private async query(header: EventHeader, body: Buffer, queueEmpty: boolean): Promise<void> {
+    const q = parseQuery(body);
+    const sql = q.query.trim();
+    if (/^BEGIN$/i.test(sql) || /^XA START/i.test(sql)) {
+      // MariaDB's GTID event already began it.
+      if (!this.transaction) this.begin(header);
+      return;
+    }
+    if (/^(COMMIT|ROLLBACK)$/i.test(sql) || /^XA (END|PREPARE|COMMIT)/i.test(sql)) {
+      if (/^XA (END|PREPARE)/i.test(sql)) return;
+      return this.commit(queueEmpty);
+    }
+    // A statement (DDL) is its own group: its table definitions are read anew at their next table map.
+    this.noteDdl(q.schema, sql);
+    if (this.transaction) return this.commit(queueEmpty);
+    this.committed = { ...this.position };
+    this.commitsWaiting += 1;
+  }
+
+  private noteDdl(schema: string, sql: string): void {
+    const m =
+      /^(ALTER|DROP|RENAME|TRUNCATE|CREATE)\s+(?:TABLE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?((?:`(?:[^`]|``)+`|\w+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|\w+))?)/i.exec(
+        sql,
+      );
+    if (!m) return;
+    const parts = m[2]!.split(/\s*\.\s*/).map((p) => p.replace(/^`|`$/g, '').replace(/``/g, '`'));
+    const entry = parts.length === 2 ? `${parts[0]}.${parts[1]}` : `${schema}.${parts[0]}`;
+    const captured = this.tables.get(entry);
+    if (!captured) return;
+    if (/^TRUNCATE/i.test(m[1]!)) {
+      this.options.log?.('warn', `a TRUNCATE of ${entry} is not carried to the change stream`);
+    }
+    captured.shape = null;
+    for (const [id, m2] of this.maps) if (m2?.captured === captured) this.maps.delete(id);
+  }
+
+  private async tableMap(map: TableMapEvent): Promise<void> {
+    const known = this.maps.get(map.tableId);
+    if (
+      known !== undefined &&
+      (known === null
+        ? false
+        : known.map.schema === map.schema &&
+          known.map.table === map.table &&
+          known.map.types.length === map.types.length)
+    ) {
+      if (known) known.map = map;
+      return;
+    }
+    const entry = `${map.schema}.${map.table}`;
+    const captured = this.tables.get(entry);
+    if (!captured) {
+      this.maps.set(map.tableId, null);
+      return;
+    }
+    if (!captured.shape) {
+      captured.shape = await readTableShape(this.parts.catalog, map.schema, map.table);
+      if (!captured.shape) {
+        throw new MysqlCdcError(
+          `The binary log holds changes of ${entry}, which ${this.options.engine} at ${this.parts.where} no longer shows to this user (dropped, or its privileges revoked)`,
+        );
+      }
+    }
+    const mismatch = binlogMismatch(map, captured.shape);
+    if (mismatch) {
+      throw new MysqlCdcError(
+        `The binary log's rows of ${entry} do not match its current definition (${mismatch}): the table was altered after these changes were written, which this version of Sluice cannot follow; take a new snapshot`,
+      );
+    }
+    this.maps.set(map.tableId, { map, captured });
+  }
+
+  private async rows(type: number, body: Buffer): Promise<void> {
+    const head = parseRowsHead(type, body);
+    const known = this.maps.get(head.tableId);
+    if (!known) return;
+    const { map, captured } = known;
+    const shape = captured.shape as TableShape;
+    const entry = `${shape.schema}.${shape.table}`;
+    const keyColumns = shape.primaryKey.length > 0 ? shape.primaryKey : shape.columns.map((c) => c.name);
+    const t = this.transaction ?? {
+      position: formatPosition(this.position),
+      gtidAfter: this.position.gtid,
+      tsMs: Date.now(),
+      events: 0,
+    };
+    const r = head.reader;
+    const op: ChangeOp = head.kind === 'write' ? 'c' : head.kind === 'update' ? 'u' : 'd';
+    while (r.pos < r.buf.length) {
+      const first = readRowImage(r, head.present, map.types, map.meta, shape.columns);
+      const second =
+        head.kind === 'update'
+          ? readRowImage(r, head.presentAfter, map.types, map.meta, shape.columns)
+          : null;
+      const before = head.kind === 'write' ? null : first;
+      const after = head.kind === 'write' ? first : second;
+      await this.options.onEvent(
+        changeEvent({
+          op,
+          before,
+          after,
+          keyColumns,
+          connector_id: this.options.connectorId,
+          datamodel_id: captured.datamodelId,
+          entry,
+          position: t.position,
+          snapshot: false,
+          tsMs: t.tsMs,
+        }),
+      );
+      t.events += 1;
+    }
+    if (!this.transaction) this.eventsWaiting += t.events;
+  }
+}

@@ -1,0 +1,73 @@
+import type { Engine } from '../engine.js';
+import { workerOutboundPolicy } from '../outbound.js';
+import { resolveSecrets } from '../secrets.js';
+import { platformStream } from '../systems/kafka/connection.js';
+import type { MysqlEngine } from '../systems/mysql/connection.js';
+import { changePublisher } from './change-publisher.js';
+import { startMysqlCdc } from './mysql-cdc/capture.js';
+import type { MysqlSourceSettings } from './mysql-cdc/contract.js';
+import { positionStore } from './mysql-cdc/position-store.js';
+
+// MYSQL_SOURCE and MARIADB_SOURCE: the binary log capture (mysql-cdc/) of
+// the enabled data models' tables, each change published as a ChangeEvent to
+// its data model's topic on the platform stream broker (change-publisher.ts),
+// keyed by the row's primary key (the whole row for a table without one).
+// The capture records its binary log position (position-store.ts) only after
+// the flush that carries the events before it was acknowledged: a crash
+// replays, never loses (docs/data-plane-mysql.md).
+
+function mysqlSourceEngine(engine: MysqlEngine): Engine {
+  return {
+    async start(raw, signal, ctx) {
+      const config = resolveSecrets(raw);
+      const models = (config.datamodels ?? []).filter((d) => d.enabled);
+      if (models.length === 0) throw new Error('no enabled data model: nothing to capture');
+      const transactions = ctx.metrics.counter(
+        'sluice_source_transactions_total',
+        'Committed transactions read from the binary log (captured tables or not)',
+      );
+      const lag = ctx.metrics.gauge(
+        'sluice_source_binlog_lag_seconds',
+        'Time between the newest transaction read from the binary log and its reading',
+      );
+      const checkpointed = ctx.metrics.gauge(
+        'sluice_source_binlog_checkpoint_offset',
+        'Offset in its binary log file of the position last recorded',
+      );
+      const publisher = changePublisher(config.connector_id, models, ctx);
+      try {
+        const positions = await positionStore(platformStream(), config.connector_id, publisher.producer);
+        const capture = await startMysqlCdc(
+          config.configuration as MysqlSourceSettings,
+          {
+            engine,
+            connectorId: config.connector_id,
+            tables: models.map((d) => ({ entry: d.entry, datamodelId: d.id })),
+            policy: workerOutboundPolicy(),
+            onEvent: publisher.onEvent,
+            flush: publisher.flush,
+            loadPosition: () => positions.read(),
+            savePosition: (p) => positions.write(p),
+            log: (level, msg, fields) => ctx.log(level, msg, fields),
+            onTransaction: (commitMs) => {
+              transactions.inc({}, 1);
+              lag.set({}, Math.max(0, (Date.now() - commitMs) / 1000));
+            },
+            onCheckpoint: (p) => checkpointed.set({ file: p.file }, p.offset),
+          },
+          signal,
+        );
+        ctx.log('info', 'capturing', { tables: models.length });
+        return { done: capture.done.finally(() => publisher.close()) };
+      } catch (e) {
+        await publisher.close();
+        throw e;
+      }
+    },
+  };
+}
+
+export const mysqlSourceEngineOf = {
+  MySQL: mysqlSourceEngine('MySQL'),
+  MariaDB: mysqlSourceEngine('MariaDB'),
+};
