@@ -574,6 +574,34 @@ export const REJECTIONS: Rejection[] = [
   },
   {
     reason:
+      'Only a target connector takes a replica count other than 1: a source has one reader (its replication ' +
+      'slot, binary log position or consumer). The count depends on connector_type, the stored one for a ' +
+      "PATCH (state); the document says so in the field's description.",
+    operations: ['POST /connectors/', 'PATCH /connectors/{id}'],
+    status: 422,
+    detail: '^A [A-Z_]+ runs one worker: ',
+    locPrefixes: [['body', 'replicas']],
+    witnesses: [
+      {
+        operation: 'POST /connectors/',
+        request: (s) => ({
+          body: {
+            name: 'witness',
+            team_id: seededTeam(s),
+            connector_type: 'KAFKA_SOURCE',
+            json_configuration: {},
+            replicas: 2,
+          },
+        }),
+      },
+      {
+        operation: 'PATCH /connectors/{id}',
+        request: (s) => ({ params: { id: sourceId(s) }, body: { replicas: 2 } }),
+      },
+    ],
+  },
+  {
+    reason:
       'A field that names what the object already is must equal it: the stored connector_type, the ' +
       "pipeline's team (clients send the read shape back), a topic of the source's capture list.",
     operations: ['PATCH /connectors/{id}', 'PATCH /pipelines/{id}', 'POST /pipelines/{id}/configuration'],

@@ -30,7 +30,19 @@ describe('generated CRDs', () => {
   it.each(SLUICE_KINDS)('%s is structural: one type per node, status as a subresource', (kind) => {
     const crd = customResourceDefinition(kind);
     const version = (crd.spec.versions as Record<string, unknown>[])[0]!;
-    expect(version.subresources).toEqual({ status: {} });
+    // A Connector also scales (kubectl scale, an HPA, KEDA): its spec.replicas, its ready workers, their pods.
+    expect(version.subresources).toEqual(
+      kind === 'Connector'
+        ? {
+            status: {},
+            scale: {
+              specReplicasPath: '.spec.replicas',
+              statusReplicasPath: '.status.replicas',
+              labelSelectorPath: '.status.selector',
+            },
+          }
+        : { status: {} },
+    );
     const root = (version.schema as { openAPIV3Schema: Record<string, unknown> }).openAPIV3Schema;
     for (const [path, node] of nodes(root, kind)) {
       expect([path, typeof node.type]).toEqual([path, 'string']);

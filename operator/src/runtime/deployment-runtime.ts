@@ -2,7 +2,7 @@ import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubern
 import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared/ports';
 import type { SecretKeyRef } from '@sluice/shared/secrets';
 import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
-import { CONFIG_HASH_ANNOTATION, deploymentName, workerDeployment } from './worker-deployment.js';
+import { CONFIG_HASH_ANNOTATION, deploymentName, scaleOf, workerDeployment } from './worker-deployment.js';
 
 // The worker runtime of a cluster: one Deployment per running connector, in
 // the worker namespace (where their Secrets and the workers' service account
@@ -54,7 +54,12 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
       if (current?.metadata?.deletionTimestamp) {
         throw new Error(`the previous worker ${name} is still being deleted; retrying`);
       }
-      if (current?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === spec.configHash) return;
+      if (current?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === spec.configHash) {
+        // The same configuration: at most a new replica count, the pod template untouched.
+        if (await this.rescale(name, current, spec)) return;
+        if (attempt >= 3) throw new Error(`the worker ${name} kept changing while it was scaled; retrying`);
+        continue;
+      }
       // The grants are read when the Deployment is written (a new configuration or a restart).
       desired ??= workerDeployment(
         spec,
@@ -75,6 +80,33 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
         // Lost a race with another write: read again (bounded).
         if (status(err) !== 409 || attempt >= 3) throw err;
       }
+    }
+  }
+
+  /**
+   * Writes the replica count and strategy of `spec` onto the Deployment when
+   * they differ (a scale: no pod of the current configuration is replaced).
+   * False when another write came first (read again).
+   */
+  private async rescale(name: string, current: V1Deployment, spec: WorkerSpec): Promise<boolean> {
+    const scale = scaleOf(spec);
+    if (current.spec?.replicas === scale.replicas && current.spec?.strategy?.type === scale.strategy?.type) {
+      return true;
+    }
+    // The strategy is replaced whole (Recreate takes no rollingUpdate settings).
+    const body: V1Deployment = { ...current, spec: { ...current.spec!, ...scale } };
+    try {
+      const written = await this.apps.replaceNamespacedDeployment({
+        name,
+        namespace: this.options.namespace,
+        body,
+      });
+      this.remember(name, written);
+      this.notify(spec.id);
+      return true;
+    } catch (err) {
+      if (status(err) === 409) return false;
+      throw err;
     }
   }
 

@@ -81,7 +81,14 @@ describe('process runtime', () => {
     await r.ensure(spec('w1', 'slow:300'));
     expect((await r.observe('w1'))?.phase).toBe('starting');
     const ready = await until(r, 'w1', (o) => o?.phase === 'ready');
-    expect(ready).toEqual({ id: 'w1', phase: 'ready', configHash: 'slow:300', restarts: 0 });
+    expect(ready).toEqual({
+      id: 'w1',
+      phase: 'ready',
+      configHash: 'slow:300',
+      restarts: 0,
+      replicas: 1,
+      readyReplicas: 1,
+    });
     expect(seen.filter((id) => id === 'w1').length).toBeGreaterThanOrEqual(2);
     const lines: string[] = [];
     for await (const line of r.logs('w1', { tail: 10 })) lines.push(line);

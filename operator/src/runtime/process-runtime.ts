@@ -25,6 +25,10 @@ import { WorkerListeners } from './worker-listeners.js';
 // back-off (backoff.ts), its restarts counted and how its last run ended
 // kept; whether that makes the connector `error` is the operator's call
 // (reconcile/connector/worker-status.ts), on the same facts as under Kubernetes.
+// A worker of N replicas (a target scaled out) is N children, each its own
+// port and termination message, as a Deployment of N pods; they share the
+// configuration and join one consumer group. A new count starts or stops
+// children and leaves the others running; a new configuration replaces all.
 
 export interface ProcessRuntimeOptions {
   /** argv of the worker program; the runtime appends nothing (config comes by env). */
@@ -60,8 +64,11 @@ interface Run {
   ended: boolean;
 }
 
+/** One instance of a worker (a pod of its Deployment): its runs, one after another. */
 interface Running {
   spec: WorkerSpec;
+  /** Its place among the worker's instances, 0 … replicas - 1. */
+  index: number;
   run: Run;
   phase: WorkerObservation['phase'];
   message?: string;
@@ -74,7 +81,8 @@ interface Running {
 
 export class ProcessRuntime implements WorkerRuntimePort {
   readonly adapter = 'process' as const;
-  private readonly workers = new Map<string, Running>();
+  /** The instances of each worker, by worker id, in index order. */
+  private readonly workers = new Map<string, Running[]>();
   private readonly listeners = new WorkerListeners();
   private readonly readinessIntervalMs: number;
   private readonly stopTimeoutMs: number;
@@ -90,26 +98,50 @@ export class ProcessRuntime implements WorkerRuntimePort {
   }
 
   async ensure(spec: WorkerSpec): Promise<void> {
-    const current = this.workers.get(spec.id);
-    // The same configuration: running, or waiting for its restart.
-    if (current && current.spec.configHash === spec.configHash && current.phase !== 'stopping') return;
-    if (current) await this.stop(spec.id);
-    // A new configuration is a new worker (a new pod): restarts and back-off from zero.
-    const w: Running = {
-      spec,
-      phase: 'starting',
-      restarts: 0,
-      backoff: new CrashBackoff(this.backoff),
-      run: await this.launch(spec),
-    };
-    this.workers.set(spec.id, w);
-    this.watch(w, w.run);
+    const replicas = spec.replicas ?? 1;
+    let instances = this.workers.get(spec.id) ?? [];
+    // The same configuration (running, or waiting for its restart) keeps its instances.
+    const same = instances.every((w) => w.spec.configHash === spec.configHash && w.phase !== 'stopping');
+    if (same && instances.length === replicas) {
+      for (const w of instances) w.spec = spec;
+      return;
+    }
+    if (!same) {
+      await this.stop(spec.id);
+      instances = [];
+    }
+    // A scale: the instances past the count stop, the missing ones start; the others run on.
+    const kept = instances.slice(0, replicas);
+    for (const w of kept) w.spec = spec;
+    this.workers.set(spec.id, kept);
+    await Promise.all(instances.slice(replicas).map((w) => this.stopInstance(w)));
+    for (let index = kept.length; index < replicas; index++) {
+      // A new instance is a new pod: restarts and back-off from zero.
+      const w: Running = {
+        spec,
+        index,
+        phase: 'starting',
+        restarts: 0,
+        backoff: new CrashBackoff(this.backoff),
+        run: await this.launch(spec, index),
+      };
+      kept.push(w);
+      this.watch(w, w.run);
+    }
     this.notify(spec.id);
   }
 
   async stop(id: string): Promise<void> {
-    const w = this.workers.get(id);
-    if (!w) return;
+    const instances = this.workers.get(id);
+    if (!instances) return;
+    await Promise.all(instances.map((w) => this.stopInstance(w)));
+    if (this.workers.get(id) === instances) this.workers.delete(id);
+    rmSync(this.dir(id), { recursive: true, force: true });
+    this.notify(id);
+  }
+
+  /** Stops one instance (SIGTERM, then SIGKILL after the timeout) and waits for it to exit. */
+  private async stopInstance(w: Running): Promise<void> {
     clearTimeout(w.restart);
     const { child, exited } = w.run;
     if (child.exitCode === null && child.signalCode === null && !w.run.ended) {
@@ -122,23 +154,21 @@ export class ProcessRuntime implements WorkerRuntimePort {
       w.phase = 'stopping';
     }
     clearInterval(w.run.poll);
-    if (this.workers.get(id) === w) this.workers.delete(id);
-    rmSync(this.dir(id), { recursive: true, force: true });
-    this.notify(id);
   }
 
   async observe(id: string): Promise<WorkerObservation | undefined> {
-    const w = this.workers.get(id);
-    return w && this.observation(w);
+    const instances = this.workers.get(id);
+    return instances?.length ? this.observation(instances) : undefined;
   }
 
   async list(): Promise<WorkerObservation[]> {
-    return [...this.workers.values()].map((w) => this.observation(w));
+    return [...this.workers.values()].filter((i) => i.length > 0).map((i) => this.observation(i));
   }
 
+  /** A ready instance's (the first's when several are). */
   async metricsUrl(id: string): Promise<string | undefined> {
-    const w = this.workers.get(id);
-    return w?.phase === 'ready' ? `http://127.0.0.1:${w.run.port}/metrics` : undefined;
+    const w = this.workers.get(id)?.find((i) => i.phase === 'ready');
+    return w ? `http://127.0.0.1:${w.run.port}/metrics` : undefined;
   }
 
   subscribe(listener: (id: string) => void): () => void {
@@ -149,7 +179,8 @@ export class ProcessRuntime implements WorkerRuntimePort {
     id: string,
     options: { tail?: number; follow?: boolean; signal?: AbortSignal },
   ): AsyncIterable<string> {
-    const w = this.workers.get(id);
+    // The first instance's, as `kubectl logs deployment/…` picks one pod.
+    const w = this.workers.get(id)?.[0];
     if (!w) return;
     yield* w.run.logs.read(options);
   }
@@ -163,16 +194,21 @@ export class ProcessRuntime implements WorkerRuntimePort {
     return join(this.options.workDir, id.replace('/', '_'));
   }
 
-  private terminationPath(id: string): string {
-    return join(this.dir(id), 'termination-message');
+  private terminationPath(id: string, index: number): string {
+    return join(this.dir(id), index === 0 ? 'termination-message' : `termination-message-${index}`);
   }
 
-  /** Starts one run: config file, a fresh termination message, a port, the child. */
-  private async launch(spec: WorkerSpec): Promise<Run> {
+  /** Whether `w` is still one of its worker's instances (not stopped or replaced). */
+  private current(w: Running): boolean {
+    return this.workers.get(w.spec.id)?.[w.index] === w;
+  }
+
+  /** Starts one run of an instance: config file, a fresh termination message, a port, the child. */
+  private async launch(spec: WorkerSpec, index: number): Promise<Run> {
     const dir = this.dir(spec.id);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const configPath = join(dir, 'config.json');
-    const terminationPath = this.terminationPath(spec.id);
+    const terminationPath = this.terminationPath(spec.id, index);
     writeFileSync(configPath, JSON.stringify(spec.config), { mode: 0o600 });
     rmSync(terminationPath, { force: true });
     const port = await freePort();
@@ -217,10 +253,10 @@ export class ProcessRuntime implements WorkerRuntimePort {
     if (run.ended) return;
     run.ended = true;
     clearInterval(run.poll);
-    if (w.phase === 'stopping' || this.workers.get(w.spec.id) !== w || w.run !== run) return;
+    if (w.phase === 'stopping' || !this.current(w) || w.run !== run) return;
     const finishedAt = Date.now();
     // The worker's own line only: a kill -9 leaves none, and its last log line is not a cause.
-    const message = how.message ?? readMessage(this.terminationPath(w.spec.id));
+    const message = how.message ?? readMessage(this.terminationPath(w.spec.id, w.index));
     w.lastTermination = {
       ...how,
       ...(message !== undefined ? { message } : {}),
@@ -235,10 +271,10 @@ export class ProcessRuntime implements WorkerRuntimePort {
 
   private async restart(w: Running): Promise<void> {
     w.restart = undefined;
-    if (w.phase !== 'failed' || this.workers.get(w.spec.id) !== w) return;
+    if (w.phase !== 'failed' || !this.current(w)) return;
     let run: Run;
     try {
-      run = await this.launch(w.spec);
+      run = await this.launch(w.spec, w.index);
     } catch (error) {
       // No port or no secret store answer: a run that could not start.
       w.run = { ...w.run, readyAt: undefined, ended: false };
@@ -247,7 +283,7 @@ export class ProcessRuntime implements WorkerRuntimePort {
       return;
     }
     // Stopped or replaced while launching: this run is not wanted.
-    if (w.phase !== 'failed' || this.workers.get(w.spec.id) !== w) {
+    if (w.phase !== 'failed' || !this.current(w)) {
       run.child.kill('SIGKILL');
       return;
     }
@@ -286,14 +322,35 @@ export class ProcessRuntime implements WorkerRuntimePort {
     this.listeners.notify(id);
   }
 
-  private observation(w: Running): WorkerObservation {
+  /**
+   * The instances of a worker as one observation, as a Deployment's pods are
+   * (worker-observation.ts): ready while any instance is; failed when none
+   * is and one ended or cannot start; restarts added up, the latest end.
+   */
+  private observation(instances: readonly Running[]): WorkerObservation {
+    const first = instances[0] as Running;
+    const ready = instances.filter((w) => w.phase === 'ready').length;
+    const failed = instances.find((w) => w.phase === 'failed');
+    const phase: WorkerObservation['phase'] = instances.some((w) => w.phase === 'stopping')
+      ? 'stopping'
+      : ready > 0
+        ? 'ready'
+        : failed
+          ? 'failed'
+          : 'starting';
+    const lastTermination = instances
+      .map((w) => w.lastTermination)
+      .filter((t): t is WorkerTermination => t !== undefined)
+      .sort((a, b) => b.finishedAt.localeCompare(a.finishedAt))[0];
     return {
-      id: w.spec.id,
-      phase: w.phase,
-      configHash: w.spec.configHash,
-      restarts: w.restarts,
-      ...(w.phase === 'failed' && w.message !== undefined ? { message: w.message } : {}),
-      ...(w.lastTermination ? { lastTermination: w.lastTermination } : {}),
+      id: first.spec.id,
+      phase,
+      configHash: first.spec.configHash,
+      restarts: instances.reduce((sum, w) => sum + w.restarts, 0),
+      replicas: first.spec.replicas ?? 1,
+      readyReplicas: ready,
+      ...(phase === 'failed' && failed?.message !== undefined ? { message: failed.message } : {}),
+      ...(lastTermination ? { lastTermination } : {}),
     };
   }
 }

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { V1Container, V1Deployment, V1EnvVar, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1Deployment,
+  V1DeploymentSpec,
+  V1EnvVar,
+  V1PodTemplateSpec,
+} from '@kubernetes/client-node';
 import { parseWorkerId, type WorkerSpec } from '@sluice/shared/ports';
 import { secretEnvName, secretRefsIn, type SecretKeyRef } from '@sluice/shared/secrets';
 import { WORKER_PROGRAM } from './worker-program.js';
@@ -60,6 +66,21 @@ function labelsFrom(labels: Record<string, string> | undefined): Record<string, 
       v.length <= 63 && LABEL_VALUE.test(v) ? v : createHash('sha256').update(v).digest('hex').slice(0, 40);
   }
   return out;
+}
+
+/**
+ * The replica count and update strategy, which a scale change rewrites
+ * without touching the pod template (so no running pod is replaced). A
+ * source has one reader: the old pod is gone before the new one starts. A
+ * target's pods share one consumer group, so a new configuration rolls one
+ * new pod in at a time before an old one goes.
+ */
+export function scaleOf(spec: WorkerSpec): Pick<V1DeploymentSpec, 'replicas' | 'strategy'> {
+  if (!spec.scalesOut) return { replicas: 1, strategy: { type: 'Recreate' } };
+  return {
+    replicas: spec.replicas ?? 1,
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+  };
 }
 
 export function workerDeployment(
@@ -132,9 +153,7 @@ export function workerDeployment(
         : {}),
     },
     spec: {
-      replicas: 1,
-      // One consumer per connector: the old pod is gone before the new one starts.
-      strategy: { type: 'Recreate' },
+      ...scaleOf(spec),
       revisionHistoryLimit: 2,
       selector: { matchLabels: selector },
       template: {

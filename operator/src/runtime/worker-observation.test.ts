@@ -26,6 +26,23 @@ const pod = (ready: boolean, restartCount: number, annotations = hash): V1Pod =>
 const rolled = { observedGeneration: 2, updatedReplicas: 1, readyReplicas: 1 };
 
 describe('observeWorker', () => {
+  it('counts the ready pods of the current configuration of a scaled worker (status.replicas), not old or deleted ones', () => {
+    const scaled: V1Deployment = {
+      ...deployment({ observedGeneration: 2, updatedReplicas: 3, readyReplicas: 2 }),
+      spec: { replicas: 3, selector: {}, template: {} },
+    };
+    const leaving = { ...pod(true, 0), metadata: { annotations: hash, deletionTimestamp: new Date() } };
+    const old = pod(true, 0, { 'sluice.dev/config-hash': 'h0' });
+    expect(
+      observeWorker('ns/c', scaled, [pod(true, 0), pod(true, 1), pod(false, 0), leaving, old]),
+    ).toMatchObject({
+      phase: 'ready',
+      replicas: 3,
+      readyReplicas: 2,
+      restarts: 1,
+    });
+  });
+
   it('is ready again once a worker that crashed before is ready (Kubernetes restarted it)', () => {
     expect(observeWorker('ns/c', deployment(rolled), [pod(true, 2)])).toMatchObject({
       phase: 'ready',
@@ -51,6 +68,8 @@ describe('observeWorker', () => {
       configHash: 'h1',
       phase: 'failed',
       restarts: 3,
+      replicas: 1,
+      readyReplicas: 0,
       message: 'the worker was killed by SIGKILL',
       lastTermination: {
         reason: 'Error',

@@ -45,7 +45,12 @@ export function observeWorker(
     (p.status?.containerStatuses ?? []).filter((s) => s.name === WORKER_CONTAINER),
   );
   const restarts = statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0);
-  const base = { id, configHash, restarts };
+  const readyReplicas = current.filter(
+    (p) =>
+      !p.metadata?.deletionTimestamp &&
+      (p.status?.containerStatuses ?? []).some((s) => s.name === WORKER_CONTAINER && s.ready),
+  ).length;
+  const base = { id, configHash, restarts, replicas: deployment.spec?.replicas ?? 1, readyReplicas };
   if (deployment.metadata?.deletionTimestamp) return { ...base, phase: 'stopping' };
 
   const lastTermination = latest(statuses.map(terminationOf));

@@ -35,6 +35,7 @@ const KEPT = [
   'maxItems',
   'default',
   'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
 ] as const;
 
 /**
@@ -139,6 +140,25 @@ function printerColumns(kind: SluiceKind): PrinterColumn[] {
   return columns;
 }
 
+/**
+ * Every kind has the status subresource; a Connector also has `scale`, so
+ * `kubectl scale connector/<id> --replicas=3`, a HorizontalPodAutoscaler or
+ * KEDA set `spec.replicas` (a source refuses through the spec's CEL rule,
+ * replicas.ts) and read the ready workers and their pods' selector back
+ * from the status the operator writes.
+ */
+function subresources(kind: SluiceKind): Record<string, unknown> {
+  if (kind !== 'Connector') return { status: {} };
+  return {
+    status: {},
+    scale: {
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.status.selector',
+    },
+  };
+}
+
 /** The CRD of `kind`, named `<plural>.sluice.dev`. */
 export function customResourceDefinition(kind: SluiceKind): CustomResourceDefinition {
   const { spec, status, plural, shortNames } = RESOURCE_SCHEMAS[kind];
@@ -165,7 +185,7 @@ export function customResourceDefinition(kind: SluiceKind): CustomResourceDefini
           name: API_VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          subresources: subresources(kind),
           additionalPrinterColumns: printerColumns(kind),
           schema: {
             openAPIV3Schema: {

@@ -3,6 +3,7 @@ import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
 import type { ClusterObject } from '../ports/cluster.js';
 import { UUID_PATTERN } from '../schemas/common.js';
 import { API_GROUP } from '../util/version.js';
+import { MAX_REPLICAS, REPLICAS_RULE } from './replicas.js';
 
 // The five custom resources of API group sluice.dev/v1alpha1 (architecture
 // brief, "Source of truth"): spec and status apart, status written only
@@ -141,8 +142,18 @@ export const ConnectorSpec = Type.Object(
       'The json_configuration of the type; secret fields hold valueFrom references, never values',
     ),
     desiredState: Enum(CONNECTOR_DESIRED_STATES, 'Set by start/stop; the operator converges to it'),
+    replicas: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_REPLICAS,
+        description:
+          "Workers of a target connector, sharing its data models' partitions in one consumer group " +
+          '(default 1; the scale subresource: kubectl scale, a HorizontalPodAutoscaler, KEDA). ' +
+          'A source runs one worker: its replication slot or binary log position has one reader.',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, 'x-kubernetes-validations': [REPLICAS_RULE] },
 );
 export type ConnectorSpec = Static<typeof ConnectorSpec>;
 /** A POSTGRES_SOURCE's slot as last measured (by its worker, or by the gateway while none runs). */
@@ -221,6 +232,17 @@ export const ConnectorStatus = Type.Object(
     ),
     replicationSlot: Type.Optional(ReplicationSlotStatus),
     worker: Type.Optional(WorkerStatus),
+    replicas: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Workers ready now (the scale subresource's status.replicas)",
+      }),
+    ),
+    selector: Type.Optional(
+      Type.String({
+        description: "The label selector of the worker pods (the scale subresource's status.selector)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -39,9 +39,14 @@ export type StreamConnection =
     }
   | { kind: 'platform' };
 
+/** Whether a source of `type` publishes its data models to the platform's stream broker (all but Kafka). */
+export function publishesToPlatformStream(type: string): boolean {
+  return type !== 'KAFKA_SOURCE';
+}
+
 /** The stream connection of a data model of `source` (see StreamConnection). */
 export function streamConnection(source: ConnectorResource): StreamConnection {
-  if (source.spec.connectorType !== 'KAFKA_SOURCE') return { kind: 'platform' };
+  if (publishesToPlatformStream(source.spec.connectorType)) return { kind: 'platform' };
   const c = source.spec.configuration;
   const pick = (key: string) => (c[key] === undefined || c[key] === null ? {} : { [key]: c[key] });
   return {

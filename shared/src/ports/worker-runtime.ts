@@ -24,6 +24,18 @@ export interface WorkerSpec {
    * running worker is replaced; the same hash again is a no-op.
    */
   configHash: string;
+  /**
+   * How many instances run (default 1): a target's workers share its
+   * partitions in one consumer group. Not part of `configHash`: a new count
+   * adds or removes instances and leaves the running ones alone.
+   */
+  replicas?: number;
+  /**
+   * Whether instances may run side by side (a target): a new configuration
+   * then replaces them rolling; otherwise (a source, one reader) the old
+   * instance is gone before the new one starts.
+   */
+  scalesOut?: boolean;
   /** Labels for what the runtime creates (Deployment, pod) so `kubectl get -l` finds it. */
   labels?: Record<string, string>;
   /** The connector, so a Deployment in its namespace is owned (and garbage-collected) with it. */
@@ -58,6 +70,10 @@ export interface WorkerObservation {
   message?: string;
   /** Times the runtime restarted this worker (this configuration) after it ended: Kubernetes' restartCount. */
   restarts: number;
+  /** The instances asked for (WorkerSpec.replicas) of this configuration; 1 when unset. */
+  replicas?: number;
+  /** Instances of this configuration ready now (the connector's status.replicas). */
+  readyReplicas?: number;
   /** How its last run ended, if one did. */
   lastTermination?: WorkerTermination;
   /**

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_REPLICAS } from '../catalog/replicas.js';
 import { CONNECTOR_STATES } from '../catalog/resources.js';
 import { CONNECTOR_TYPE_IDS } from '../connectors/registry.js';
 import { HumanName, Literals, NameSearch, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
@@ -15,12 +16,22 @@ export const ConnectorConfiguration = Type.Record(Type.String(), Type.Unknown(),
     '`{valueFrom: {secretKeyRef: {name, key}}}` and read back as `<redacted>`',
 });
 
+export const ConnectorReplicas = Type.Integer({
+  minimum: 1,
+  maximum: MAX_REPLICAS,
+  description:
+    "Workers of a target connector (default 1): they share its data models' partitions in one consumer " +
+    'group, each key in order. A source takes only 1: its replication slot or binary log position has one ' +
+    'reader (422 otherwise). On Kubernetes also `kubectl scale connector/<id>`, an HPA or KEDA.',
+});
+
 export const ConnectorCreate = Type.Object(
   {
     name: HumanName,
     connector_type: ConnectorTypeValue,
     json_configuration: ConnectorConfiguration,
     team_id: Uuid,
+    replicas: Type.Optional(ConnectorReplicas),
   },
   { $id: 'ConnectorCreate', additionalProperties: false },
 );
@@ -32,6 +43,7 @@ export const ConnectorUpdate = Type.Object(
     json_configuration: Type.Optional(ConnectorConfiguration),
     team_id: Type.Optional(Uuid),
     connector_type: Type.Optional(ConnectorTypeValue),
+    replicas: Type.Optional(ConnectorReplicas),
   },
   {
     $id: 'ConnectorUpdate',
@@ -110,6 +122,8 @@ export const ConnectorRead = Type.Object(
       description: 'Restarts and last termination of its worker; null until a worker ran',
     }),
     datamodel_ids: Type.Array(Uuid, { description: 'Data models of its capture list (sources)' }),
+    replicas: ConnectorReplicas,
+    ready_replicas: Type.Integer({ minimum: 0, description: 'Its workers ready now' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },

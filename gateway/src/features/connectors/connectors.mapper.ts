@@ -1,5 +1,6 @@
 import {
   CONNECTOR_INITIAL_STATE,
+  workerReplicas,
   type ConnectorSpec,
   type ConnectorStatus,
   type WorkerStatus,
@@ -38,6 +39,9 @@ export function toConnectorRead(
     status_message: status.message ?? null,
     worker: toWorkerRead(status.worker),
     datamodel_ids: datamodelIds,
+    // What its workers run with (a source: 1, whatever a spec applied without the CRD's rule says).
+    replicas: workerReplicas(spec),
+    ready_replicas: status.replicas ?? 0,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };

@@ -9,6 +9,8 @@ import {
   type DataModelResource,
   RESTART_ANNOTATION,
   STOP_ANNOTATION,
+  scalesOut,
+  singleReaderReason,
 } from '@sluice/shared/catalog';
 import {
   changedDestination,
@@ -115,6 +117,12 @@ async function prepareConfiguration(
   return { config: stored, secret: await secretStep(ctx, secretName, ext.data, ext.retained) };
 }
 
+/** A replica count other than 1 only for a target (422 at `loc` saying why not). */
+function assertReplicas(type: string, replicas: number | undefined, loc: Loc): void {
+  if (replicas === undefined || replicas === 1 || scalesOut(type)) return;
+  throw invalid(loc, singleReaderReason(type));
+}
+
 async function assertNameFree(ctx: GatewayContext, teamId: string, name: string, except?: string) {
   const other = await repo.findConnectorByName(ctx.db, teamId, name);
   if (other && other.id !== except) throw conflict(`A connector named "${name}" already exists in this team`);
@@ -134,6 +142,7 @@ export async function planConnector(
   await requireTeam(ctx.db, p, body.team_id, 'member', ['body', 'team_id']);
   await assertNameFree(ctx, body.team_id, body.name);
   const def = requireConnectorType(body.connector_type);
+  assertReplicas(def.type, body.replicas, ['body', 'replicas']);
   const id = crypto.randomUUID();
   const { config, secret } = await prepareConfiguration(
     ctx,
@@ -150,6 +159,7 @@ export async function planConnector(
     connectorType: def.type,
     configuration: config,
     desiredState: 'stopped',
+    ...(body.replicas !== undefined ? { replicas: body.replicas } : {}),
   };
   const connector = ctx.catalog.object(
     'Connector',
@@ -220,6 +230,7 @@ export async function updateConnector(
   if (body.connector_type !== undefined && body.connector_type !== current.spec.connectorType) {
     throw invalid(['body', 'connector_type'], 'connector_type cannot change after creation');
   }
+  assertReplicas(current.spec.connectorType, body.replicas, ['body', 'replicas']);
   const teamId = body.team_id ?? current.spec.teamId;
   if (teamId !== current.spec.teamId) {
     await requireTeam(ctx.db, p, teamId, 'member', ['body', 'team_id']);
@@ -245,7 +256,12 @@ export async function updateConnector(
 export async function planConnectorUpdate(
   ctx: GatewayContext,
   current: ConnectorResource,
-  body: { name?: string; team_id?: string; json_configuration?: Record<string, unknown> },
+  body: {
+    name?: string;
+    team_id?: string;
+    json_configuration?: Record<string, unknown>;
+    replicas?: number;
+  },
   configLoc: Loc,
 ): Promise<ConnectorPlan> {
   const id = current.metadata.name;
@@ -303,7 +319,13 @@ export async function planConnectorUpdate(
     );
     if (issues.length > 0) throw unprocessable(issues);
   }
-  const next: ConnectorSpec = { ...spec, name, teamId, configuration };
+  const next: ConnectorSpec = {
+    ...spec,
+    name,
+    teamId,
+    configuration,
+    ...(body.replicas !== undefined ? { replicas: body.replicas } : {}),
+  };
   const labels = { ...current.metadata.labels, [TEAM_LABEL]: teamId };
   const connector = { ...current, spec: next };
   const datamodels = datamodelObjects(ctx.catalog, connector, newEntries);

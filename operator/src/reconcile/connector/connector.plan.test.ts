@@ -187,4 +187,84 @@ describe('the automatic moves of spec 3.2 (CONNECTOR_MOVES)', () => {
       expect([move, status(plan)?.state]).toEqual([move, CONNECTOR_MOVES[move as ConnectorMove].to]);
     }
   });
+
+  describe('replicas (spec.replicas, the scale subresource)', () => {
+    const target = (replicas?: number) =>
+      connector({
+        name: 'wh',
+        connectorType: 'POSTGRES_TARGET',
+        configuration: {},
+        ...(replicas !== undefined ? { replicas } : {}),
+      });
+    /** The worker of `hash` running `replicas` instances, `ready` of them ready. */
+    const readyWorker = (hash: string, replicas: number, ready: number): WorkerObservation => ({
+      id: id(1),
+      phase: 'ready',
+      configHash: hash,
+      restarts: 0,
+      replicas,
+      readyReplicas: ready,
+    });
+    const ensured = (plan: ReturnType<typeof planConnector>) =>
+      plan.actions.find((a) => a.type === 'ensureWorker') as
+        { spec: { replicas?: number; scalesOut?: boolean; configHash: string; labels?: object } } | undefined;
+
+    it("starts a target's worker with its replica count, scaling out, 1 by default", () => {
+      expect(ensured(planConnector(input(target(3))))?.spec).toMatchObject({ replicas: 3, scalesOut: true });
+      expect(ensured(planConnector(input(target())))?.spec).toMatchObject({ replicas: 1, scalesOut: true });
+    });
+
+    it('leaves the configuration hash alone: a new count is a scale, not a restart', () => {
+      expect(connectorWorker(input(target(3))).hash).toBe(connectorWorker(input(target(1))).hash);
+      expect(connectorWorker(input(target(3))).hash).toBe(connectorWorker(input(target())).hash);
+      const { hash } = connectorWorker(input(target(1)));
+      const one = readyWorker(hash, 1, 1);
+      const live = applied(target(1), planConnector(input(target(1), one)));
+      // Scaled to 3: the same worker (same hash) asked for 3 instances; it stays live meanwhile.
+      const scaled = planConnector(input({ ...live, spec: { ...live.spec, replicas: 3 } }, one));
+      expect(ensured(scaled)?.spec).toMatchObject({ replicas: 3, configHash: hash });
+      expect(status(scaled)?.state).toBeUndefined();
+      // Once the runtime runs 3 (2 ready so far), nothing more is asked; status.replicas says 2.
+      const three = readyWorker(hash, 3, 2);
+      const after = planConnector(input({ ...live, spec: { ...live.spec, replicas: 3 } }, three));
+      expect(ensured(after)).toBeUndefined();
+      expect(status(after)).toEqual({ replicas: 2 });
+    });
+
+    it("writes the ready workers and their pods' selector into the status the scale subresource reads", () => {
+      const { hash } = connectorWorker(input(target(2)));
+      const plan = planConnector(input(target(2), readyWorker(hash, 2, 2)));
+      expect(status(plan)).toMatchObject({
+        state: 'live',
+        replicas: 2,
+        selector: `app.kubernetes.io/managed-by=sluice-operator,sluice.dev/connector-id=${id(1)}`,
+      });
+      expect(ensured(planConnector(input(target(2))))?.spec.labels).toEqual({
+        'sluice.dev/connector-id': id(1),
+      });
+      // Stopped: no worker ready.
+      const stopped = connector({
+        name: 'wh',
+        connectorType: 'POSTGRES_TARGET',
+        desiredState: 'stopped',
+        replicas: 2,
+      });
+      expect(status(planConnector(input(stopped)))).toMatchObject({ state: 'paused', replicas: 0 });
+    });
+
+    it('runs one worker for a source asked for 3 (one reader), recreated not rolled, and says why (Degraded)', () => {
+      const source = connector({ connectorType: 'POSTGRES_SOURCE', configuration: {}, replicas: 3 });
+      const plan = planConnector(input(source));
+      expect(ensured(plan)?.spec).toMatchObject({ replicas: 1, scalesOut: false });
+      const degraded = (
+        status(plan)?.conditions as { type: string; status: string; reason: string; message: string }[]
+      ).find((x) => x.type === 'Degraded');
+      expect(degraded).toMatchObject({ status: 'True', reason: 'SingleReader' });
+      expect(degraded?.message).toContain('spec.replicas is 3, running 1 worker');
+      expect(degraded?.message).toContain('replication slot has one reader');
+      // Its observed single worker is no reason to ask again.
+      const one = readyWorker(connectorWorker(input(source)).hash, 1, 1);
+      expect(ensured(planConnector(input(source, one)))).toBeUndefined();
+    });
+  });
 });

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import {
   CONNECTOR_MOVES,
   effectiveConnectorState,
+  CONNECTOR_LABEL,
   RESTART_ANNOTATION,
+  scalesOut,
+  singleReaderReason,
   sourceWorkerConfig,
   targetWorkerConfig,
   type ConnectorResource,
@@ -13,10 +16,12 @@ import {
   type WorkerConfig,
   WORKER_FINALIZER,
   withEffectiveEnabled,
+  workerReplicas,
 } from '@sluice/shared/catalog';
 import { connectorType, isSecretRef } from '@sluice/shared/connectors';
-import { managedSecretName, type WorkerObservation, workerId } from '@sluice/shared/ports';
+import { managedSecretName, type WorkerObservation, type WorkerSpec, workerId } from '@sluice/shared/ports';
 import { type Action, type ObjectRef, type Plan } from '../actions.js';
+import type { ConditionValue } from '../conditions.js';
 import { slotRetentionCondition } from '../slot-retention.js';
 import { stateStatusActions } from '../state-status.js';
 import { captureReleaseStep } from './capture-release.js';
@@ -61,6 +66,44 @@ function references(value: unknown, name: string): boolean {
   if (Array.isArray(value)) return value.some((v) => references(v, name));
   if (value && typeof value === 'object') return Object.values(value).some((v) => references(v, name));
   return false;
+}
+
+/**
+ * The label selector of a connector's worker pods (the scale subresource's
+ * `status.selector`): the runtime's own label and the connector's, which
+ * `ensureWorker` gives every pod of it.
+ */
+export function workerSelector(c: ConnectorResource): string {
+  return `app.kubernetes.io/managed-by=sluice-operator,${CONNECTOR_LABEL}=${c.metadata.name}`;
+}
+
+/**
+ * Degraded while a source is asked for more than one worker (a spec written
+ * where the CRD's rule did not run): it runs one, and says why.
+ */
+function singleReaderCondition(c: ConnectorResource): ConditionValue | undefined {
+  if (scalesOut(c.spec.connectorType) || (c.spec.replicas ?? 1) === 1) return undefined;
+  return {
+    status: 'True',
+    reason: 'SingleReader',
+    message: `spec.replicas is ${c.spec.replicas}, running 1 worker. ${singleReaderReason(c.spec.connectorType)}`,
+  };
+}
+
+/** The worker the connector runs: its configuration, hash and replica count. */
+function workerSpec(c: ConnectorResource, config: WorkerConfig, hash: string): WorkerSpec {
+  return {
+    id: workerId(c.metadata.namespace, c.metadata.name),
+    namespace: c.metadata.namespace,
+    config: config as unknown as Record<string, unknown>,
+    configHash: hash,
+    replicas: workerReplicas(c.spec),
+    scalesOut: scalesOut(c.spec.connectorType),
+    labels: { [CONNECTOR_LABEL]: c.metadata.name },
+    ...(c.metadata.uid
+      ? { owner: { apiVersion: c.apiVersion, kind: 'Connector', name: c.metadata.name, uid: c.metadata.uid } }
+      : {}),
+  };
 }
 
 /** While a target waits for its sources, look again this often (sources are also watched). */
@@ -201,6 +244,11 @@ export function planConnector(input: ConnectorInput): Plan {
       .map((s) => s.spec.name);
     const notReady =
       worker && worker.configHash === hash ? notReadyState(worker, c.status?.worker) : undefined;
+    // A new replica count for the running configuration: instances added or
+    // removed, none restarted (replicas are not part of the hash).
+    if (worker && worker.configHash === hash && (worker.replicas ?? 1) !== workerReplicas(c.spec)) {
+      actions.push({ type: 'ensureWorker', spec: workerSpec(c, config, hash) });
+    }
     if (worker && worker.configHash === hash && worker.phase === 'ready') {
       move = 'workerReady';
     } else if (notReady) {
@@ -213,26 +261,7 @@ export function planConnector(input: ConnectorInput): Plan {
       } else {
         move = 'workerStarting';
         message = worker ? 'Restarting the worker with a new configuration' : 'Starting the worker';
-        actions.push({
-          type: 'ensureWorker',
-          spec: {
-            id: workerId(c.metadata.namespace, c.metadata.name),
-            namespace: c.metadata.namespace,
-            config: config as unknown as Record<string, unknown>,
-            configHash: hash,
-            labels: { 'sluice.dev/connector-id': c.metadata.name },
-            ...(c.metadata.uid
-              ? {
-                  owner: {
-                    apiVersion: c.apiVersion,
-                    kind: 'Connector',
-                    name: c.metadata.name,
-                    uid: c.metadata.uid,
-                  },
-                }
-              : {}),
-          },
-        });
+        actions.push({ type: 'ensureWorker', spec: workerSpec(c, config, hash) });
       }
     } else {
       move = 'workerStarting';
@@ -248,13 +277,17 @@ export function planConnector(input: ConnectorInput): Plan {
   }
 
   const state = CONNECTOR_MOVES[move].to;
-  const degraded = slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes);
+  const degraded =
+    slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes) ?? singleReaderCondition(c);
   actions.push(
     ...withWorkerStatus(
       stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded, {
         effectiveState: effective.state,
         effectiveReason: effective.reason,
         restartRequestedAt: restartRequestedAt || undefined,
+        // The scale subresource's: ready workers of the current configuration, and their pods.
+        replicas: built && worker?.configHash === built.hash ? (worker.readyReplicas ?? readyOf(worker)) : 0,
+        selector: workerSelector(c),
       }),
       ref,
       c.status?.worker,
@@ -263,4 +296,9 @@ export function planConnector(input: ConnectorInput): Plan {
     ),
   );
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+/** Ready instances of a runtime that does not count them: one when ready. */
+function readyOf(worker: WorkerObservation): number {
+  return worker.phase === 'ready' ? 1 : 0;
 }
