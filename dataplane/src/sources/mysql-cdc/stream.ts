@@ -18,6 +18,7 @@ import { readTableShape, type TableShape } from './columns.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { binlogMismatch } from './shape-check.js';
 import { advanceGtid, formatPosition, type BinlogPosition } from './position.js';
+import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
 
 // The stream of the capture: the binary log read from the checkpointed
@@ -173,9 +174,10 @@ export class BinlogStream {
       return new MysqlCdcError(
         `${this.options.engine} at ${this.parts.where} no longer has the binary log this connector resumes from (${from}): ` +
           `the logs were purged or the server does not hold that position (${e.message.replace(/\s+/g, ' ').trim()}). ` +
-          'Changes since then cannot be captured; take a new snapshot (a snapshot backfill through the backfill API, ' +
-          "or delete the connector's position topic so that its next start snapshots again), and keep binary logs " +
-          'longer than the connector can be stopped (binlog_expire_logs_seconds)',
+          'Changes since then cannot be captured: take a new snapshot by deleting the recorded position ' +
+          `(the topic ${positionTopic(this.options.connectorId)} of the platform broker; the next start snapshots every table again) ` +
+          'or by creating the connector anew, and keep binary logs longer than the connector may be stopped ' +
+          '(binlog_expire_logs_seconds)',
       );
     }
     return error;
