@@ -7,10 +7,11 @@
 // connector shows `error` with that message, never a pretend `live`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { type WorkerConfig } from '@sluice/shared/catalog';
+import { publishesToPlatformStream, type WorkerConfig } from '@sluice/shared/catalog';
 import { MetricsRegistry, WORKER_METRICS } from '@sluice/shared/metrics';
 import type { WorkerContext } from './engine.js';
 import { engineFor } from './engines.js';
+import { ensurePlatformTopics, topicPartitions } from './systems/kafka/platform-topics.js';
 
 const env = process.env;
 const port = Number(env.SLUICE_WORKER_PORT ?? 8081);
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(port, env.SLUICE_WORKER_HOST ?? '127.0.0.1', resolve));
   const engine = engineFor(config);
   if (typeof engine === 'string') die(engine, 3);
+  await createStreamTopics(config);
   const ac = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => ac.abort());
   try {
@@ -84,6 +86,24 @@ async function main(): Promise<void> {
   }
   server.close();
   process.exit(0);
+}
+
+/**
+ * A database source's data model topics, on the platform stream broker, with
+ * SLUICE_TOPIC_PARTITIONS partitions (platform-topics.ts) before its engine
+ * publishes. Not fatal: the producer would create them with the broker's default.
+ */
+async function createStreamTopics(config: WorkerConfig): Promise<void> {
+  if (config.role !== 'source' || !publishesToPlatformStream(config.connector_type)) return;
+  const topics = (config.datamodels ?? []).filter((d) => d.enabled).map((d) => d.topic);
+  try {
+    const created = await ensurePlatformTopics(topics, topicPartitions(env), `sluice-${config.connector_id}`);
+    if (created.length > 0) log('info', 'created data model topics', { topics: created });
+  } catch (error) {
+    log('warn', "could not create the data model topics; the broker's defaults apply", {
+      reason: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 void main();

@@ -144,6 +144,34 @@ export async function createTopic(brokers: string[], topic: string, partitions: 
   }
 }
 
+/** The partitions of `topic` each member of consumer group `groupId` holds now, one sorted list per member. */
+export async function groupAssignments(
+  brokers: string[],
+  groupId: string,
+  topic: string,
+): Promise<number[][]> {
+  const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+  try {
+    const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId);
+    return [...(group?.members.values() ?? [])].map((m) =>
+      [...(m.assignments?.get(topic)?.partitions ?? [])].sort((a, b) => a - b),
+    );
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Partitions of `topic` on the broker (0 when it does not exist). */
+export async function partitionCount(brokers: string[], topic: string): Promise<number> {
+  const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+  try {
+    if (!(await admin.listTopics()).includes(topic)) return 0;
+    return (await admin.metadata({ topics: [topic] })).topics.get(topic)?.partitionsCount ?? 0;
+  } finally {
+    await admin.close();
+  }
+}
+
 export async function topicExists(admin: Admin, topic: string): Promise<boolean> {
   return (await admin.listTopics()).includes(topic);
 }
