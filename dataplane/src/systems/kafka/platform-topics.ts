@@ -8,7 +8,7 @@ import { clientOptions, platformStream } from './connection.js';
 // count idles). A producer's auto-creation would take the broker's default
 // (`num.partitions`, often 1). A topic that exists is left as it is: adding
 // partitions moves keys to other partitions, which would break the per-key
-// order of the events already in it (docs/operations.md, "Scaling targets").
+// order of the events already in it (docs/scaling.md).
 
 /** Partitions of a new data model topic unless SLUICE_TOPIC_PARTITIONS says otherwise. */
 export const DEFAULT_TOPIC_PARTITIONS = 6;
