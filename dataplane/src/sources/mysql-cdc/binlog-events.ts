@@ -143,6 +143,24 @@ export interface TableMapEvent {
   types: number[];
   /** The type's metadata of each column, as read (see columnMeta). */
   meta: ColumnMeta[];
+  /** Column names, when the server logs them (`binlog_row_metadata=FULL`). */
+  names: string[] | null;
+}
+
+/** Optional metadata field COLUMN_NAME of a table map (MySQL 8.0.1+, MariaDB 10.5+). */
+const OPTIONAL_COLUMN_NAME = 4;
+
+function columnNames(r: Reader, count: number): string[] | null {
+  // TLV fields after the null bitmap: type, length-encoded size, value.
+  while (r.pos < r.buf.length) {
+    const type = r.u8();
+    const value = new Reader(r.bytes(r.lenenc()));
+    if (type !== OPTIONAL_COLUMN_NAME) continue;
+    const names: string[] = [];
+    while (value.pos < value.buf.length) names.push(value.bytes(value.lenenc()).toString('utf8'));
+    return names.length === count ? names : null;
+  }
+  return null;
 }
 
 /** The per-column metadata of a table map: what each type needs to read its values. */
@@ -258,7 +276,9 @@ export function parseTableMap(body: Buffer): TableMapEvent {
   const types = [...r.bytes(count)];
   const metaLength = r.lenenc();
   const meta = new Reader(r.bytes(metaLength));
-  return { tableId, schema, table, types, meta: types.map((t) => readMeta(t, meta)) };
+  const metas = types.map((t) => readMeta(t, meta));
+  r.pos += (count + 7) >> 3; // nullability of each column
+  return { tableId, schema, table, types, meta: metas, names: columnNames(r, count) };
 }
 
 export type RowsKind = 'write' | 'update' | 'delete';

@@ -72,6 +72,17 @@ export async function startMysqlCdc(
     );
     const shortfalls = binlogShortfalls((rows as BinlogSettings[])[0]!);
     if (shortfalls.length > 0) throw new MysqlCdcError(`${engine} at ${where}: ${shortfalls.join('; ')}`);
+    // Without column names in the log, older changes are matched to an altered table by position (stream.ts).
+    const [metadata] = await catalog
+      .query('select @@global.binlog_row_metadata as m')
+      .catch(() => [[{ m: null }]] as const);
+    const logged = (metadata as { m: string | null }[])[0]?.m;
+    if (logged && logged.toUpperCase() !== 'FULL') {
+      options.log?.(
+        'warn',
+        `binlog_row_metadata is ${logged}: set it to FULL so that changes written before an ALTER TABLE are matched to their columns by name`,
+      );
+    }
     const tables = new Map<string, { datamodelId: string; shape: TableShape | null }>();
     const snapshotTables: { shape: TableShape; datamodelId: string }[] = [];
     for (const t of options.tables) {

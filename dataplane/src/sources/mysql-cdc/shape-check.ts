@@ -1,11 +1,12 @@
 import { TYPE, type TableMapEvent } from './binlog-events.js';
-import type { TableShape } from './columns.js';
+import type { TableColumn, TableShape } from './columns.js';
 
-// Whether a table map of the binary log fits the table's definition read
-// from information_schema: the values of a row are read by the log's types
-// but named and interpreted by the catalog, which shows the table as it is
-// now. A table altered after the changes being read were written would
-// mislabel them; that is refused, never guessed.
+// Which of a table's columns (its definition read from information_schema)
+// the columns of a table map of the binary log are: the values of a row are
+// read by the log's types but named and interpreted by the catalog, which
+// shows the table as it is now. A table altered after the changes being read
+// were written could mislabel them; what cannot be matched is refused,
+// never guessed.
 
 /** The storage types each information_schema DATA_TYPE may have in the log. */
 const STORAGE: Record<string, readonly number[]> = {
@@ -47,31 +48,38 @@ const SPATIAL = [
   'geometrycollection',
 ];
 
-/** What does not fit, in words; null when the map and the definition agree. */
-export function binlogMismatch(map: TableMapEvent, shape: TableShape): string | null {
-  if (map.types.length !== shape.columns.length) {
+function fits(type: number, realType: number, col: TableColumn): boolean {
+  let allowed = STORAGE[col.dataType];
+  if (!allowed && /text|blob/.test(col.dataType)) allowed = BLOBS;
+  if (!allowed && SPATIAL.includes(col.dataType)) allowed = [TYPE.GEOMETRY];
+  if (!allowed) return true;
+  if (col.dataType === 'enum') return type === TYPE.STRING && realType === TYPE.ENUM;
+  if (col.dataType === 'set') return type === TYPE.STRING && realType === TYPE.SET;
+  return allowed.includes(type);
+}
+
+/**
+ * The table's columns that the map's columns are, in the map's order, or
+ * what does not fit, in words. With the column names in the log
+ * (`binlog_row_metadata=FULL`) columns are matched by name, so the changes
+ * written before columns were added, dropped or reordered are read right;
+ * without them by position, which follows columns added at the end since
+ * (ALTER TABLE … ADD COLUMN) and refuses any other difference it can see.
+ */
+export function columnsOfMap(map: TableMapEvent, shape: TableShape): TableColumn[] | string {
+  const columns: TableColumn[] = [];
+  if (!map.names && map.types.length > shape.columns.length) {
     return `${map.types.length} columns in the log, ${shape.columns.length} in the table`;
   }
   for (let i = 0; i < map.types.length; i++) {
-    const col = shape.columns[i]!;
+    const name = map.names?.[i];
+    const col = name === undefined ? shape.columns[i] : shape.columns.find((c) => c.name === name);
+    if (!col) return `column ${name ?? i + 1} of the log is not in the table`;
     const type = map.types[i]!;
-    const real = map.meta[i]!.realType;
-    let allowed = STORAGE[col.dataType];
-    if (!allowed && /text|blob/.test(col.dataType)) allowed = BLOBS;
-    if (!allowed && SPATIAL.includes(col.dataType)) allowed = [TYPE.GEOMETRY];
-    if (!allowed) continue;
-    const ok =
-      allowed.includes(type) ||
-      (type === TYPE.STRING && allowed.includes(TYPE.STRING)) ||
-      (col.dataType === 'enum' && real === TYPE.ENUM) ||
-      (col.dataType === 'set' && real === TYPE.SET);
-    if (
-      !ok ||
-      (col.dataType === 'enum' && real !== TYPE.ENUM) ||
-      (col.dataType === 'set' && real !== TYPE.SET)
-    ) {
+    if (!fits(type, map.meta[i]!.realType, col)) {
       return `column ${i + 1} (${col.name}) is ${col.columnType} in the table but of log type ${type} in the log`;
     }
+    columns.push(col);
   }
-  return null;
+  return columns;
 }

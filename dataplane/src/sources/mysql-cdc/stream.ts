@@ -14,9 +14,9 @@ import {
   type TableMapEvent,
 } from './binlog-events.js';
 import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
-import { readTableShape, type TableShape } from './columns.js';
+import { readTableShape, type TableColumn, type TableShape } from './columns.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
-import { binlogMismatch } from './shape-check.js';
+import { columnsOfMap } from './shape-check.js';
 import { advanceGtid, formatPosition, type BinlogPosition } from './position.js';
 import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
@@ -61,7 +61,10 @@ export interface BinlogStreamParts {
 export class BinlogStream {
   private readonly tables: Map<string, Captured>;
   /** Table maps of the log by table id; null for a table not captured. */
-  private readonly maps = new Map<number, { map: TableMapEvent; captured: Captured } | null>();
+  private readonly maps = new Map<
+    number,
+    { map: TableMapEvent; captured: Captured; columns: TableColumn[] } | null
+  >();
   private position: BinlogPosition;
   private transaction: OpenTransaction | null = null;
   /** The position after the last commit read but not yet recorded. */
@@ -317,15 +320,8 @@ export class BinlogStream {
 
   private async tableMap(map: TableMapEvent): Promise<void> {
     const known = this.maps.get(map.tableId);
-    if (
-      known !== undefined &&
-      (known === null
-        ? false
-        : known.map.schema === map.schema &&
-          known.map.table === map.table &&
-          known.map.types.length === map.types.length)
-    ) {
-      if (known) known.map = map;
+    if (known && sameMap(known.map, map)) {
+      known.map = map;
       return;
     }
     const entry = `${map.schema}.${map.table}`;
@@ -334,28 +330,32 @@ export class BinlogStream {
       this.maps.set(map.tableId, null);
       return;
     }
-    if (!captured.shape) {
-      captured.shape = await readTableShape(this.parts.catalog, map.schema, map.table);
-      if (!captured.shape) {
+    const read = async () => {
+      const shape = await readTableShape(this.parts.catalog, map.schema, map.table);
+      if (!shape) {
         throw new MysqlCdcError(
           `The binary log holds changes of ${entry}, which ${this.options.engine} at ${this.parts.where} no longer shows to this user (dropped, or its privileges revoked)`,
         );
       }
-    }
-    const mismatch = binlogMismatch(map, captured.shape);
-    if (mismatch) {
+      captured.shape = shape;
+      return shape;
+    };
+    let columns = columnsOfMap(map, captured.shape ?? (await read()));
+    // The definition known may be older than the log (altered since it was read): read it again once.
+    if (typeof columns === 'string') columns = columnsOfMap(map, await read());
+    if (typeof columns === 'string') {
       throw new MysqlCdcError(
-        `The binary log's rows of ${entry} do not match its current definition (${mismatch}): the table was altered after these changes were written, which this version of Sluice cannot follow; take a new snapshot`,
+        `The binary log's rows of ${entry} do not match its current definition (${columns}): the table was altered after these changes were written in a way this version of Sluice cannot follow; take a new snapshot`,
       );
     }
-    this.maps.set(map.tableId, { map, captured });
+    this.maps.set(map.tableId, { map, captured, columns });
   }
 
   private async rows(type: number, body: Buffer): Promise<void> {
     const head = parseRowsHead(type, body);
     const known = this.maps.get(head.tableId);
     if (!known) return;
-    const { map, captured } = known;
+    const { map, captured, columns } = known;
     const shape = captured.shape as TableShape;
     const entry = `${shape.schema}.${shape.table}`;
     const keyColumns = shape.primaryKey.length > 0 ? shape.primaryKey : shape.columns.map((c) => c.name);
@@ -368,11 +368,9 @@ export class BinlogStream {
     const r = head.reader;
     const op: ChangeOp = head.kind === 'write' ? 'c' : head.kind === 'update' ? 'u' : 'd';
     while (r.pos < r.buf.length) {
-      const first = readRowImage(r, head.present, map.types, map.meta, shape.columns);
+      const first = readRowImage(r, head.present, map.types, map.meta, columns);
       const second =
-        head.kind === 'update'
-          ? readRowImage(r, head.presentAfter, map.types, map.meta, shape.columns)
-          : null;
+        head.kind === 'update' ? readRowImage(r, head.presentAfter, map.types, map.meta, columns) : null;
       const before = head.kind === 'write' ? null : first;
       const after = head.kind === 'write' ? first : second;
       await this.options.onEvent(
@@ -393,4 +391,14 @@ export class BinlogStream {
     }
     if (!this.transaction) this.eventsWaiting += t.events;
   }
+}
+
+function sameMap(a: TableMapEvent, b: TableMapEvent): boolean {
+  return (
+    a.schema === b.schema &&
+    a.table === b.table &&
+    a.types.length === b.types.length &&
+    a.types.every((t, i) => t === b.types[i]) &&
+    (a.names ?? []).join('\n') === (b.names ?? []).join('\n')
+  );
 }
