@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type mysql from 'mysql2/promise';
-import type { ChangeEvent } from '../src/contracts.js';
-import { workerOutboundPolicy } from '../src/outbound.js';
-import { startMysqlCdc } from '../src/sources/mysql-cdc/capture.js';
-import type { MysqlSourceSettings } from '../src/sources/mysql-cdc/contract.js';
-import type { BinlogPosition } from '../src/sources/mysql-cdc/position.js';
-import { mariadbConnection, mariadbSettings } from './mariadb-numbered.js';
+import { mariadbConnection } from './mariadb-numbered.js';
+import { inProcessCapture } from './mariadb-in-process.js';
 
 // ALTER TABLE on a captured table of the real MariaDB server: a column added
 // while the capture streams is in the events after it; columns added while
@@ -24,8 +20,8 @@ describe.each([
   (_, metadata) => {
     const database = `cdc_ddl_${randomUUID().slice(0, 8)}`;
     let conn: mysql.Connection;
-    const events: ChangeEvent[] = [];
-    let position: BinlogPosition | null = null;
+    const run = inProcessCapture(database, 't');
+    const events = run.events;
     let original = 'NO_LOG';
 
     beforeAll(async () => {
@@ -45,24 +41,7 @@ describe.each([
       await conn.end();
     });
 
-    const capture = async () => {
-      const abort = new AbortController();
-      const started = await startMysqlCdc(
-        mariadbSettings(database) as MysqlSourceSettings,
-        {
-          engine: 'MariaDB',
-          connectorId: `ddl_${database}`,
-          tables: [{ entry: `${database}.t`, datamodelId: 'dm' }],
-          onEvent: async (e) => void events.push(e),
-          flush: async () => undefined,
-          loadPosition: async () => position,
-          savePosition: async (p) => void (position = p),
-          policy: workerOutboundPolicy(),
-        },
-        abort.signal,
-      );
-      return { abort, done: started.done };
-    };
+    const capture = () => run.start();
     const after = (id: number) => events.find((e) => e.after?.id === id)?.after;
     const until = async (test: () => boolean) => {
       const deadline = Date.now() + 30_000;
@@ -75,7 +54,7 @@ describe.each([
 
     it('follows added columns live and on a replay, and refuses a dropped one', async () => {
       const first = await capture();
-      await until(() => position !== null);
+      await until(() => run.position() !== null);
       expect(after(1)).toEqual({ id: 1, a: 'one' });
       await conn.query('alter table t add column b int');
       await conn.query(`insert into t values (2, 'two', 22)`);

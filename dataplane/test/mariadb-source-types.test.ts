@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type mysql from 'mysql2/promise';
-import type { ChangeEvent } from '../src/contracts.js';
-import { workerOutboundPolicy } from '../src/outbound.js';
-import { startMysqlCdc } from '../src/sources/mysql-cdc/capture.js';
-import type { BinlogPosition } from '../src/sources/mysql-cdc/position.js';
-import type { MysqlSourceSettings } from '../src/sources/mysql-cdc/contract.js';
-import { mariadbConnection, mariadbSettings } from './mariadb-numbered.js';
+import { mariadbConnection } from './mariadb-numbered.js';
+import { inProcessCapture } from './mariadb-in-process.js';
 
 // The types table of docs/data-plane-mysql.md, held against the real MariaDB
 // server: rows of every column type are read by the snapshot (text
@@ -129,9 +125,9 @@ const EXPECTED_NULL = Object.fromEntries(NAMES.map((n) => [n, null]));
 describe('MariaDB source: every column type, from the snapshot and from the binary log alike', () => {
   const database = `cdc_types_${randomUUID().slice(0, 8)}`;
   let conn: mysql.Connection;
-  const events: ChangeEvent[] = [];
-  let position: BinlogPosition | null = null;
-  const abort = new AbortController();
+  const run = inProcessCapture(database, 'typed');
+  const events = run.events;
+  let abort: AbortController | undefined;
   let done: Promise<void> | undefined;
 
   beforeAll(async () => {
@@ -145,7 +141,7 @@ describe('MariaDB source: every column type, from the snapshot and from the bina
     await conn.query('insert into typed (id) values (3)');
   });
   afterAll(async () => {
-    abort.abort();
+    abort?.abort();
     await done?.catch(() => undefined);
     await conn.query(`drop database if exists \`${database}\``).catch(() => undefined);
     await conn.end();
@@ -165,22 +161,10 @@ describe('MariaDB source: every column type, from the snapshot and from the bina
   };
 
   it('maps each type as the table says, the snapshot and the stream giving the same values', async () => {
-    const capture = await startMysqlCdc(
-      { ...mariadbSettings(database) } as MysqlSourceSettings,
-      {
-        engine: 'MariaDB',
-        connectorId: `types_${database}`,
-        tables: [{ entry: `${database}.typed`, datamodelId: 'dm' }],
-        onEvent: async (e) => void events.push(e),
-        flush: async () => undefined,
-        loadPosition: async () => position,
-        savePosition: async (p) => void (position = p),
-        policy: workerOutboundPolicy(),
-      },
-      abort.signal,
-    );
+    const capture = await run.start();
+    abort = capture.abort;
     done = capture.done;
-    await until(() => position !== null, 'snapshot');
+    await until(() => run.position() !== null, 'snapshot');
     expect(events.map((e) => [e.op, e.after?.id, e.source.snapshot])).toEqual([
       ['r', 1, true],
       ['r', 2, true],
