@@ -13,7 +13,8 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // stream goes through the real broker. Existing rows arrive by the
 // snapshot, then an insert, an update and a delete in one transaction;
 // changes made while the pipeline is paused arrive after the resume (the
-// worker resumes from its recorded binary log position).
+// worker resumes from its recorded binary log position). The data model's
+// schema is the table's, from the source's catalog.
 
 describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (real workers)', () => {
   const brokers = testKafkaBrokers() ?? [];
@@ -105,6 +106,19 @@ describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (r
       { id: 1, item: 'apple', qty: 3 },
       { id: 2, item: 'pear', qty: 5 },
     ]);
+
+    // The data model's schema: the table's columns, from the source's catalog.
+    const schema = await gw.http
+      .get(`/api/datamodels/${created.body.datamodel_id as string}/schema`)
+      .set(t.owner.auth);
+    expect(schema.body).toMatchObject({
+      source: 'catalog',
+      fields: [
+        { name: 'id', type: 'int(11)', nullable: false },
+        { name: 'item', type: 'varchar(40)', nullable: false },
+        { name: 'qty', type: 'int(11)', nullable: true },
+      ],
+    });
 
     await source.query('begin');
     await source.query(`insert into orders values (3, 'plum', 7)`);
