@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import { exitedEarly, startWorker, stopWorker, type RunningWorker } from '@sluice/testing/kafka-helpers';
+import {
+  exitedEarly,
+  freePort,
+  startWorker,
+  stopWorker,
+  type RunningWorker,
+} from '@sluice/testing/kafka-helpers';
 import { numberedRow } from './numbered-rows.js';
 import {
   mariadbSource,
@@ -11,13 +17,15 @@ import {
   type MariadbSource,
 } from './mariadb-numbered.js';
 
-// A MariaDB source whose position the server no longer has: the worker is
+// Errors of the MariaDB source a user can act on. A position the server no
+// longer has: the worker is
 // stopped, rows are written, and the binary logs holding them are purged
 // (binlog_expire_logs_seconds does the same on a server left alone). The
 // restarted worker must not skip to what is left: it stops in error, saying
-// that the logs were purged and what to do.
+// that the logs were purged and what to do. A platform broker it cannot
+// reach: said as the broker's failure.
 
-describeWithKafka('MariaDB source resuming from a purged binary log', () => {
+describeWithKafka('MariaDB source errors: a purged binary log, an unreachable platform broker', () => {
   const run = randomUUID().slice(0, 8);
   const brokers = testKafkaBrokers() ?? [];
   const connectorId = `src_mariadb_purged_${run}`;
@@ -75,5 +83,20 @@ describeWithKafka('MariaDB source resuming from a purged binary log', () => {
     expect(message).toMatch(/take a new snapshot/);
     expect(message).toContain(`sluice-position.${connectorId}`);
     console.info(message);
+  });
+
+  it('says a platform broker it cannot reach is the broker, not the database', async () => {
+    const { database } = source!;
+    const port = await freePort();
+    const w = await startWorker(mariadbSourceConfig(`${connectorId}_nobroker`, database, topic), {
+      SLUICE_STREAM_BROKERS: `127.0.0.1:${port}`,
+    });
+    workers.push(w);
+    expect(await w.exited).not.toBe(0);
+    expect(w.terminationMessage()).toMatch(
+      new RegExp(
+        `^Opening the position topic on the platform stream broker failed: .*127\\.0\\.0\\.1:${port}`,
+      ),
+    );
   });
 });

@@ -1,7 +1,9 @@
 import type { Engine } from '../engine.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { resolveSecrets } from '../secrets.js';
+import { SystemFailure } from '../systems/failure.js';
 import { platformStream } from '../systems/kafka/connection.js';
+import { describeKafkaFailure } from '../systems/kafka/errors.js';
 import type { MysqlEngine } from '../systems/mysql/connection.js';
 import { changePublisher } from './change-publisher.js';
 import { startMysqlCdc } from './mysql-cdc/capture.js';
@@ -35,8 +37,21 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
         'Offset in its binary log file of the position last recorded',
       );
       const publisher = changePublisher(config.connector_id, models, ctx);
+      const platform = platformStream();
+      // A failure of the platform broker is said as such, not as one of the database's.
+      const onBroker = <T>(doing: string, p: Promise<T>): Promise<T> =>
+        p.catch((e: unknown) => {
+          if (e instanceof SystemFailure) throw e;
+          throw new SystemFailure(
+            `${doing} on the platform stream broker failed: ${describeKafkaFailure(e, platform.brokers.join(','))}`,
+            { cause: e },
+          );
+        });
       try {
-        const positions = await positionStore(platformStream(), config.connector_id, publisher.producer);
+        const positions = await onBroker(
+          'Opening the position topic',
+          positionStore(platform, config.connector_id, publisher.producer),
+        );
         const capture = await startMysqlCdc(
           config.configuration as MysqlSourceSettings,
           {
@@ -44,10 +59,10 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
             connectorId: config.connector_id,
             tables: models.map((d) => ({ entry: d.entry, datamodelId: d.id })),
             policy: workerOutboundPolicy(),
-            onEvent: publisher.onEvent,
-            flush: publisher.flush,
-            loadPosition: () => positions.read(),
-            savePosition: (p) => positions.write(p),
+            onEvent: (event) => onBroker('Publishing change events', publisher.onEvent(event)),
+            flush: () => onBroker('Publishing change events', publisher.flush()),
+            loadPosition: () => onBroker('Reading the recorded position', positions.read()),
+            savePosition: (p) => onBroker('Recording the position', positions.write(p)),
             log: (level, msg, fields) => ctx.log(level, msg, fields),
             onTransaction: (commitMs) => {
               transactions.inc({}, 1);
