@@ -55,7 +55,8 @@ async function startConsistentSnapshot(conn: mysql.Connection, engine: MysqlEngi
   });
   try {
     await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-    const [rows] = await conn.query('SHOW MASTER STATUS');
+    // MySQL 8.4 renamed SHOW MASTER STATUS; 8.0 knows only the old name.
+    const [rows] = await conn.query('SHOW BINARY LOG STATUS').catch(() => conn.query('SHOW MASTER STATUS'));
     const row = (rows as { File?: string; Position?: number }[])[0];
     if (!row?.File)
       throw new MysqlCdcError('The server has no binary log (log_bin is off): change data capture needs it');
