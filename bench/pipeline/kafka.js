@@ -37,3 +37,17 @@ export const messagesIn = async (admin, topic) => {
   });
   return listed[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0) ?? 0;
 };
+
+/** What consumer group `groupId` committed on `topic`: the sum of its partitions' offsets. */
+export const committedIn = async (admin, groupId, topic) => {
+  const [group] = await admin.listConsumerGroupOffsets({ groups: [groupId] });
+  const t = group?.topics.find((x) => x.name === topic);
+  return t?.partitions.reduce((s, p) => s + Math.max(0, Number(p.committedOffset)), 0) ?? 0;
+};
+
+/** Whether consumer group `groupId` has `members` members, each holding partitions of `topic`. */
+export const groupSpread = async (admin, groupId, topic, members) => {
+  const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId);
+  const held = [...(group?.members.values() ?? [])].map((m) => m.assignments?.get(topic)?.partitions ?? []);
+  return held.length === members && held.every((p) => p.length > 0);
+};

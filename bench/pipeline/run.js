@@ -24,8 +24,8 @@ import { Admin, Producer, ProduceAcks, stringSerializers } from '@platformatic/k
 import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared/ports';
 import { SHAPES, rng } from '../mapper/shapes.js';
 import { runJsonChild } from './child.js';
-import { messagesIn } from './kafka.js';
-import { histogramQuantile, startWorker } from './worker.js';
+import { committedIn, groupSpread, messagesIn } from './kafka.js';
+import { histogramQuantile, startWorkers } from './worker.js';
 import { median, option, table, thousands } from './report.js';
 
 const N = Number(option('--messages', process.env.BENCH_MESSAGES ?? '20000'));
@@ -34,6 +34,10 @@ const ROUNDS = Number(option('--rounds', process.env.BENCH_ROUNDS ?? '1'));
 const ONLY_SHAPES = option('--shapes', 'flat,nested,wide').split(',');
 const TARGETS = option('--targets', 'kafka,postgres').split(',');
 const MAPPINGS = option('--mappings', 'identity,rules').split(',');
+// Workers of the target (a connector's spec.replicas): one consumer group sharing the source topic's partitions.
+const TARGET_REPLICAS = Number(option('--target-replicas', '1'));
+// Partitions of each source topic: the most workers that get a share.
+const PARTITIONS = Number(option('--partitions', '3'));
 // The worker's SLUICE_BATCH_SIZE (messages per batch); unset: the worker's default (500).
 const WORKER_BATCH = option('--worker-batch-size', null);
 // NODE_OPTIONS of the worker: by default what the worker runtimes give it
@@ -74,7 +78,7 @@ const messagesOf = (shape, from, count) => {
 };
 
 const preload = async (topic, values) => {
-  await admin.createTopics({ topics: [topic], partitions: 3, replicas: 1 });
+  await admin.createTopics({ topics: [topic], partitions: PARTITIONS, replicas: 1 });
   for (let i = 0; i < values.length; i += 1000) {
     await producer.send({ messages: values.slice(i, i + 1000).map((value) => ({ topic, value })) });
   }
@@ -157,17 +161,36 @@ const runWorkerCase = async ({ shape, target, mapping, db }) => {
   const rules = mapping === 'identity' ? [] : shape.rules;
   await preload(source, messagesOf(shape, 0, N));
   const load = loadavg()[0];
-  const worker = await startWorker(workerConfig(source, target, out, rules, db), WORKER_ENV);
+  const worker = await startWorkers(
+    workerConfig(source, target, out, rules, db),
+    WORKER_ENV,
+    TARGET_REPLICAS,
+  );
   try {
     await worker.ready();
-    const start = performance.now();
-    const end = await worker.outAtLeast(N);
-    const rate = N / ((end - start) / 1000);
+    const group = `bench-${out}`;
+    let start;
+    let end;
+    let from = 0;
+    if (TARGET_REPLICAS === 1) {
+      start = performance.now();
+      end = await worker.outAtLeast(N);
+    } else {
+      // Counted once the group holds every worker (the joins' rebalances are over), from
+      // what the group had committed then: its committed offsets, which replays do not inflate.
+      await until(() => groupSpread(admin, group, source, TARGET_REPLICAS), 60_000);
+      start = performance.now();
+      from = await committedIn(admin, group, source);
+      await until(async () => (await committedIn(admin, group, source)) >= N, 300_000);
+      end = performance.now();
+    }
+    const rate = (N - from) / ((end - start) / 1000);
     // Latency at a steady load well under the throughput, not while draining a backlog.
     const before = (await worker.metrics()).buckets;
     const steady = Math.min(1000, rate / 2);
     await paced(source, messagesOf(shape, N, LATENCY_MESSAGES), steady);
-    await worker.outAtLeast(N + LATENCY_MESSAGES, 120_000);
+    if (TARGET_REPLICAS === 1) await worker.outAtLeast(N + LATENCY_MESSAGES, 120_000);
+    else await until(async () => (await committedIn(admin, group, source)) >= N + LATENCY_MESSAGES, 120_000);
     const after = (await worker.metrics()).buckets;
     const rss = worker.peakRssMiB();
     const written =
@@ -182,6 +205,7 @@ const runWorkerCase = async ({ shape, target, mapping, db }) => {
       rss,
       written,
       load,
+      counted: N - from,
     };
   } finally {
     await worker.stop();
@@ -189,6 +213,15 @@ const runWorkerCase = async ({ shape, target, mapping, db }) => {
 };
 
 const topicSize = (topic) => messagesIn(admin, topic);
+
+/** Polls `test` every 25 ms until it holds; throws after `ms`. */
+const until = async (test, ms) => {
+  const deadline = Date.now() + ms;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms`);
+    await sleep(25);
+  }
+};
 
 const runCeiling = async ({ shape, target, mapping, db }) => {
   const id = `${run}_${++named}`;
@@ -253,7 +286,7 @@ try {
           log(
             `[${round}] ${shape.id} → ${target} ${mapping}:`,
             worker.error ??
-              `${thousands(worker.rate)} msg/s, p50 ${fmtMs(worker.p50)} ms, p99 ${fmtMs(worker.p99)} ms, peak RSS ${worker.rss.toFixed(0)} MiB, written ${worker.written}, load ${worker.load.toFixed(1)}`,
+              `${thousands(worker.rate)} msg/s, p50 ${fmtMs(worker.p50)} ms, p99 ${fmtMs(worker.p99)} ms, peak RSS ${worker.rss.toFixed(0)} MiB, written ${worker.written}, timed over ${worker.counted} messages, load ${worker.load.toFixed(1)}`,
           );
           const key = `${shape.id}/${target}/${mapping}`;
           if (!cases.has(key)) cases.set(key, { shape: shape.id, target, mapping, rounds: [] });
@@ -322,7 +355,7 @@ const rows = results.map(({ shape, target, mapping, worker, ceiling, ratio, rati
   ];
 });
 console.log(
-  `\nPipeline: ${thousands(N)} preloaded messages per case, medians of ${ROUNDS} round(s) (peak RSS: the largest), latency from ${LATENCY_MESSAGES} more at half the measured rate (≤ 1,000 msg/s), worker batch size ${WORKER_BATCH ?? 'default (500)'}, worker NODE_OPTIONS ${WORKER_NODE_OPTIONS || "none (Node's defaults)"}\n`,
+  `\nPipeline: ${thousands(N)} preloaded messages per case (${PARTITIONS} partitions), ${TARGET_REPLICAS} target worker(s), medians of ${ROUNDS} round(s) (peak RSS: the largest), latency from ${LATENCY_MESSAGES} more at half the measured rate (≤ 1,000 msg/s), worker batch size ${WORKER_BATCH ?? 'default (500)'}, worker NODE_OPTIONS ${WORKER_NODE_OPTIONS || "none (Node's defaults)"}\n`,
 );
 console.log(
   table(

@@ -142,3 +142,41 @@ export const startWorker = async (config, env = {}) => {
   };
   return worker;
 };
+
+/**
+ * `n` workers of one configuration (a target scaled to n replicas, as the
+ * process runtime runs it): one consumer group sharing the topic's
+ * partitions. Read as one worker: counters and histogram buckets added up
+ * over the instances, ready when all are, the largest peak RSS.
+ */
+export const startWorkers = async (config, env, n) => {
+  const workers = [];
+  try {
+    for (let i = 0; i < n; i++) workers.push(await startWorker(config, env));
+  } catch (e) {
+    await Promise.all(workers.map((w) => w.stop()));
+    throw e;
+  }
+  if (n === 1) return workers[0];
+  const group = {
+    async metrics() {
+      const all = await Promise.all(workers.map((w) => w.metrics()));
+      const buckets = new Map();
+      for (const m of all) for (const [le, v] of m.buckets) buckets.set(le, (buckets.get(le) ?? 0) + v);
+      return { get: (name) => all.reduce((sum, m) => sum + m.get(name), 0), buckets };
+    },
+    ready: (ms) => Promise.all(workers.map((w) => w.ready(ms))).then(() => undefined),
+    async outAtLeast(target, ms = 300_000, everyMs = 25) {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        const m = await group.metrics().catch(() => null);
+        if (m && m.get('sluice_worker_messages_out_total') >= target) return performance.now();
+        await sleep(everyMs);
+      }
+      throw new Error(`the ${n} workers confirmed fewer than ${target} messages in ${ms} ms`);
+    },
+    peakRssMiB: () => Math.max(...workers.map((w) => w.peakRssMiB())),
+    stop: () => Promise.all(workers.map((w) => w.stop())).then(() => undefined),
+  };
+  return group;
+};
