@@ -3,9 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { eventually, readTopic } from '@sluice/testing/kafka-helpers';
-import { reachState, type TeamSetup } from './catalog-fixtures.js';
+import type { TeamSetup } from './catalog-fixtures.js';
 import type { TestGateway } from './harness.js';
-import { startKafkaPipelineSetup, type KafkaPipelineSetup } from './kafka-pipeline-setup.js';
+import {
+  startKafkaPipelineSetup,
+  startLiveKafkaPipeline,
+  type KafkaPipelineSetup,
+} from './kafka-pipeline-setup.js';
 
 // A live pipeline's target scaled through the REST API on one machine (the
 // embedded operator, the process runtime, the real worker program and
@@ -40,27 +44,10 @@ describeWithKafka('scaling a target connector through the REST API (real workers
   const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
   it('PATCH replicas 2 runs two workers (ready_replicas 2) and back to 1, live throughout, no message lost', async () => {
-    const created = await gw.http
-      .post('/api/pipelines/')
-      .set(t.owner.auth)
-      .send({
-        name: `scale-${run}`,
-        team_id: t.teamId,
-        source_name: `scale-src-${run}`,
-        source_type: 'KAFKA_SOURCE',
-        source_config: { topic: source, bootstrap_servers: brokers.join(',') },
-        target_name: `scale-dst-${run}`,
-        target_type: 'KAFKA_TARGET',
-        target_config: { bootstrap_server: brokers.join(',') },
-        subscription_target_table_name: out,
-        subscription_backfill: true,
-        subscription_mapper_config: [{ key: 'id', path: 'id', cast: 'int', primary_key: true }],
-      });
-    expect(created.status).toBe(201);
-    const id = created.body.id as string;
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
-    await reachState(gw, t.owner, `/api/pipelines/${id}`, 'live');
-    const target = `/api/connectors/${created.body.target_connector_id as string}`;
+    const { targetId } = await startLiveKafkaPipeline(setup!, `scale-${run}`, out, [
+      { key: 'id', path: 'id', cast: 'int', primary_key: true },
+    ]);
+    const target = `/api/connectors/${targetId}`;
     expect((await get(target)).body).toMatchObject({ replicas: 1, ready_replicas: 1 });
 
     await produce(range(1, 100));

@@ -13,7 +13,11 @@ import {
   type TeamSetup,
 } from './catalog-fixtures.js';
 import { databaseKinds, type TestGateway } from './harness.js';
-import { startKafkaPipelineSetup, type KafkaPipelineSetup } from './kafka-pipeline-setup.js';
+import {
+  startKafkaPipelineSetup,
+  startLiveKafkaPipeline,
+  type KafkaPipelineSetup,
+} from './kafka-pipeline-setup.js';
 import { startScriptedGateway, untilBody, type ScriptedGateway } from './scripted-gateway.js';
 
 // Under `make run` (the embedded operator, workers as child processes) a
@@ -178,29 +182,9 @@ describeWithKafka("kill -9 of a live pipeline's target worker (real workers, rea
       );
 
     it('the target restarts by itself, shows the restart, and every message arrives', async () => {
-      const created = await gw.http
-        .post('/api/pipelines/')
-        .set(t.owner.auth)
-        .send({
-          name: `restart-${run}`,
-          team_id: t.teamId,
-          source_name: `restart-src-${run}`,
-          source_type: 'KAFKA_SOURCE',
-          source_config: { topic: source, bootstrap_servers: brokers.join(',') },
-          target_name: `restart-dst-${run}`,
-          target_type: 'KAFKA_TARGET',
-          target_config: { bootstrap_server: brokers.join(',') },
-          subscription_target_table_name: out,
-          subscription_backfill: true,
-          subscription_mapper_config: [{ key: 'order_id', path: 'order|id', cast: 'int', primary_key: true }],
-        });
-      expect(created.status).toBe(201);
-      const id = created.body.id as string;
-      await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
-      await reachState(gw, t.owner, `/api/pipelines/${id}`, 'live');
-      const target = (
-        (await gw.http.get(`/api/pipelines/${id}`).set(t.owner.auth)).body as Record<string, string>
-      ).target_connector_id!;
+      const { id, targetId: target } = await startLiveKafkaPipeline(setup!, `restart-${run}`, out, [
+        { key: 'order_id', path: 'order|id', cast: 'int', primary_key: true },
+      ]);
 
       const all = Array.from({ length: 600 }, (_, i) => i + 1);
       await produce(all.slice(0, 200));
