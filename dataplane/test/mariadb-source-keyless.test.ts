@@ -6,7 +6,9 @@ import { inProcessCapture } from './mariadb-in-process.js';
 
 // A captured table without a primary key on the real MariaDB server: the
 // snapshot reads it in one streaming query (no key to page by), and every
-// event's key is the whole row image, as the data model says.
+// event's key is the whole row image, as the data model says. Then its
+// definition altered after the server closed the capture's idle
+// connections: read again through a new one.
 
 describe('MariaDB source: a table without a primary key', () => {
   const database = `cdc_keyless_${randomUUID().slice(0, 8)}`;
@@ -52,5 +54,23 @@ describe('MariaDB source: a table without a primary key', () => {
       ['c', { at: 9000, what: 'late' }],
       ['d', { at: 3, what: 'entry 3' }],
     ]);
+  });
+
+  it('reads an altered definition through a new connection when the server closed its idle one', async () => {
+    // The capture's idle connections (catalog, snapshot) killed, as wait_timeout would close them.
+    const [own] = await conn.query('select connection_id() as id');
+    const [idle] = await conn.query(
+      `select id from information_schema.processlist where db = ? and command = 'Sleep' and id <> ?`,
+      [database, (own as { id: number }[])[0]!.id],
+    );
+    expect((idle as unknown[]).length).toBeGreaterThan(0);
+    for (const { id } of idle as { id: number }[]) await conn.query(`kill connection ${Number(id)}`);
+    await conn.query('alter table log add column n int');
+    await conn.query(`insert into log values (9001, 'after', 5)`);
+    const deadline = Date.now() + 30_000;
+    while (!run.events.some((e) => e.after?.at === 9001) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(run.events.find((e) => e.after?.at === 9001)?.after).toEqual({ at: 9001, what: 'after', n: 5 });
   });
 });

@@ -31,6 +31,15 @@ export function replicaServerId(settings: MysqlSourceSettings, connectorId: stri
   return 100_000 + (h % 4_000_000_000);
 }
 
+/** Whether a query failed because its connection is gone (closed by the server, the network, or mysql2 itself). */
+function connectionLost(error: unknown): boolean {
+  const e = error as { code?: unknown; fatal?: unknown; message?: unknown };
+  return (
+    e.fatal === true ||
+    /closed state|PROTOCOL_CONNECTION_LOST|ECONNRESET|EPIPE/.test(`${String(e.code)} ${String(e.message)}`)
+  );
+}
+
 export function parseMysqlEntry(entry: string, fallback?: string): { schema: string; table: string } {
   const dot = entry.indexOf('.');
   if (dot > 0) return { schema: entry.slice(0, dot), table: entry.slice(dot + 1) };
@@ -66,7 +75,18 @@ export async function startMysqlCdc(
       ? error
       : new MysqlCdcError(`${doing} failed: ${describeMysqlFailure(error, engine, where)}`);
   try {
-    const catalog = await connection();
+    let catalog = await connection();
+    // The catalog connection idles between table maps, possibly past the server's wait_timeout:
+    // a read that finds it closed opens another and reads again.
+    const readShape = async (schema: string, table: string) => {
+      try {
+        return await readTableShape(catalog, schema, table);
+      } catch (error) {
+        if (!connectionLost(error)) throw error;
+        catalog = await connection();
+        return readTableShape(catalog, schema, table);
+      }
+    };
     const [rows] = await catalog.query(
       'select @@global.log_bin as log_bin, @@global.binlog_format as binlog_format, @@global.binlog_row_image as binlog_row_image',
     );
@@ -87,7 +107,7 @@ export async function startMysqlCdc(
     const snapshotTables: { shape: TableShape; datamodelId: string }[] = [];
     for (const t of options.tables) {
       const { schema, table } = parseMysqlEntry(t.entry, settings.database);
-      const shape = await readTableShape(catalog, schema, table);
+      const shape = await readShape(schema, table);
       if (!shape) {
         throw new MysqlCdcError(
           `${engine} at ${where} has no table ${schema}.${table} that this user can read`,
@@ -114,7 +134,7 @@ export async function startMysqlCdc(
         );
       }
       const run = new BinlogStream(
-        { catalog, dumpConnection, serverId: replicaServerId(settings, options.connectorId), where },
+        { readShape, dumpConnection, serverId: replicaServerId(settings, options.connectorId), where },
         options,
         tables,
         start,

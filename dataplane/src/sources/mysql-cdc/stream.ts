@@ -14,7 +14,7 @@ import {
   type TableMapEvent,
 } from './binlog-events.js';
 import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
-import { readTableShape, type TableColumn, type TableShape } from './columns.js';
+import type { TableColumn, TableShape } from './columns.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { columnsOfMap } from './shape-check.js';
 import { advanceGtid, formatPosition, type BinlogPosition } from './position.js';
@@ -49,8 +49,8 @@ interface OpenTransaction {
 }
 
 export interface BinlogStreamParts {
-  /** The connection that reads the catalog (columns of a table map). */
-  catalog: mysql.Connection;
+  /** Reads a table's definition from the catalog (columns of a table map); null when there is no such table. */
+  readShape: (schema: string, table: string) => Promise<TableShape | null>;
   /** The connection the dump runs on (nothing else runs there). */
   dumpConnection: mysql.Connection;
   serverId: number;
@@ -331,7 +331,7 @@ export class BinlogStream {
       return;
     }
     const read = async () => {
-      const shape = await readTableShape(this.parts.catalog, map.schema, map.table);
+      const shape = await this.parts.readShape(map.schema, map.table);
       if (!shape) {
         throw new MysqlCdcError(
           `The binary log holds changes of ${entry}, which ${this.options.engine} at ${this.parts.where} no longer shows to this user (dropped, or its privileges revoked)`,
