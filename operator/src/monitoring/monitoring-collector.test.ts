@@ -95,3 +95,79 @@ describe('MonitoringCollector', () => {
     server.listen(0, '127.0.0.1');
   });
 });
+
+describe('MonitoringCollector, a target of several replicas', () => {
+  /** One instance's /metrics: its own registry, started at `startedAt`. */
+  const instance = async (startedAt: string) => {
+    const registry = new MetricsRegistry();
+    registry.gauge('sluice_worker_start_time_seconds', 'start').set({}, Date.parse(startedAt) / 1000);
+    const out = registry.counter('sluice_worker_messages_out_total', 'out');
+    const server = createServer((_req, res) => void res.writeHead(200).end(registry.render()));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/metrics`;
+    return { out, url, close: () => new Promise<void>((r) => server.close(() => r())) };
+  };
+
+  it("adds up every instance's figures, counts a new instance from zero and forgets one gone", async () => {
+    const a = await instance('2026-11-23T11:00:00Z');
+    const b = await instance('2026-11-23T12:00:20Z');
+    const sub: SubscriptionResource = {
+      ...subscription({ datamodelId: 'dm', targetConnectorId: 'tgt' }, { name: 'sub', namespace: 'ns' }),
+      status: {},
+    };
+    let urls = [a.url];
+    const cluster: Pick<ClusterPort, 'patchStatus'> = {
+      async patchStatus<T extends ClusterObject>(
+        _k: SluiceKind,
+        _ns: string,
+        name: string,
+        status: Record<string, unknown>,
+      ): Promise<T> {
+        if (name === 'sub') sub.status = { ...sub.status, ...status };
+        return sub as T;
+      },
+    };
+    let now = '2026-11-23T12:00:00Z';
+    const c = new MonitoringCollector({
+      cluster,
+      runtime: {
+        list: async () => [{ id: 'ns/tgt', phase: 'ready', configHash: 'h', restarts: 0 }],
+        metricsUrl: async () => urls[0],
+        metricsUrls: async () => urls,
+      },
+      catalog: () => ({ connectors: [], datamodels: [], subscriptions: [sub], pipelines: [] }),
+      log: silentLogger,
+      intervalMs: 60_000,
+      slotWalDegradedBytes: 1024 ** 3,
+      now: () => now,
+    });
+    const messagesOut = () => sub.status?.monitoring?.messagesOut;
+    try {
+      a.out.inc({ subscription: 'sub' }, 10);
+      await c.collect();
+      expect(messagesOut()).toBe(10);
+      // Scaled to 2: the new instance's messages count in full, the first one's by its delta.
+      urls = [a.url, b.url];
+      a.out.inc({ subscription: 'sub' }, 5);
+      b.out.inc({ subscription: 'sub' }, 7);
+      now = '2026-11-23T12:00:30Z';
+      await c.collect();
+      expect(messagesOut()).toBe(22);
+      a.out.inc({ subscription: 'sub' }, 1);
+      b.out.inc({ subscription: 'sub' }, 2);
+      now = '2026-11-23T12:00:45Z';
+      await c.collect();
+      expect(messagesOut()).toBe(25);
+      // Back to 1: the instance gone counts no more; the other goes on by its delta.
+      urls = [b.url];
+      b.out.inc({ subscription: 'sub' }, 4);
+      now = '2026-11-23T12:01:00Z';
+      await c.collect();
+      expect(messagesOut()).toBe(29);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

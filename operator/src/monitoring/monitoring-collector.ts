@@ -9,7 +9,7 @@ import { abortableSleep } from '@sluice/shared/util';
 import type { Logger } from '../controller/logger.js';
 import { planMonitoring, type ScrapedWorker } from './monitoring-plan.js';
 import { parsePrometheusText } from './prometheus-text.js';
-import { workerFigures, type WorkerFigures } from './worker-figures.js';
+import { emptyFigures, sumFigures, workerFigures, type WorkerFigures } from './worker-figures.js';
 
 // The monitoring collector: every interval, read the /metrics of each ready
 // worker, and write what changed to status.monitoring (data models,
@@ -29,7 +29,7 @@ export interface MonitoringCollectorOptions {
   /** Where the figures are written (merge patches of status). */
   cluster: Pick<ClusterPort, 'patchStatus'>;
   /** Which workers are ready, and where each one's /metrics answers. */
-  runtime: Pick<WorkerRuntimePort, 'list' | 'metricsUrl'>;
+  runtime: Pick<WorkerRuntimePort, 'list' | 'metricsUrl' | 'metricsUrls'>;
   /** The operator's caches. */
   catalog: () => CatalogView;
   log: Logger;
@@ -42,8 +42,11 @@ export interface MonitoringCollectorOptions {
 }
 
 export class MonitoringCollector {
-  /** The last figures read from each worker (by connector key), for the deltas of the next round. */
-  private readonly last = new Map<string, WorkerFigures>();
+  /**
+   * The last figures read from each instance of each worker (by connector
+   * key, then by its /metrics address), for the deltas of the next round.
+   */
+  private readonly last = new Map<string, Map<string, WorkerFigures>>();
   private readonly now: () => string;
   /** Aborts reads in flight when the collector stops (a stopping leader does not wait for them). */
   private stopping: AbortSignal | undefined;
@@ -59,11 +62,8 @@ export class MonitoringCollector {
     const workers = new Map<string, ScrapedWorker>();
     await Promise.all(
       observed.map(async (w) => {
-        const figures = await this.scrape(w.id);
-        if (!figures) return;
-        const before = this.last.get(w.id);
-        const sameRun = before && before.startedAtMs === figures.startedAtMs;
-        workers.set(w.id, sameRun ? { figures, previous: before } : { figures });
+        const scraped = await this.scrapeInstances(w.id);
+        if (scraped) workers.set(w.id, scraped);
       }),
     );
     const actions = planMonitoring({
@@ -88,7 +88,6 @@ export class MonitoringCollector {
     // Workers gone (stopped, failed) are forgotten; one not read this round keeps its last figures.
     const present = new Set(observed.map((w) => w.id));
     for (const id of [...this.last.keys()]) if (!present.has(id)) this.last.delete(id);
-    for (const [id, w] of workers) this.last.set(id, w.figures);
     return writes;
   }
 
@@ -104,9 +103,37 @@ export class MonitoringCollector {
     }
   }
 
-  private async scrape(id: string): Promise<WorkerFigures | undefined> {
-    const url = await this.options.runtime.metricsUrl(id);
-    if (!url) return undefined;
+  /**
+   * Reads every ready instance of worker `id` (one, unless a target runs
+   * several replicas) and adds them up: each instance's previous read counts
+   * when it is of the same run, an instance read for the first time counts
+   * from zero (it started since, or was never reported). Remembers each
+   * instance's figures for the next round, and forgets the instances gone.
+   */
+  private async scrapeInstances(id: string): Promise<ScrapedWorker | undefined> {
+    const { runtime } = this.options;
+    const urls = runtime.metricsUrls
+      ? await runtime.metricsUrls(id)
+      : [await runtime.metricsUrl(id)].filter((u): u is string => u !== undefined);
+    const known = this.last.get(id) ?? new Map<string, WorkerFigures>();
+    for (const url of [...known.keys()]) if (!urls.includes(url)) known.delete(url);
+    this.last.set(id, known);
+    const read = (
+      await Promise.all(urls.map(async (url) => ({ url, figures: await this.scrape(id, url) })))
+    ).flatMap((r) => (r.figures ? [{ url: r.url, figures: r.figures }] : []));
+    if (read.length === 0) return undefined;
+    const previous = read.map(({ url, figures }) => {
+      const before = known.get(url);
+      return before && before.startedAtMs === figures.startedAtMs ? before : undefined;
+    });
+    for (const { url, figures } of read) known.set(url, figures);
+    const figures = sumFigures(read.map((r) => r.figures));
+    // No instance read before in this run: the first read of a run (monitoring-plan.ts judges it).
+    if (previous.every((p) => p === undefined)) return { figures };
+    return { figures, previous: sumFigures(previous.map((p) => p ?? emptyFigures())) };
+  }
+
+  private async scrape(id: string, url: string): Promise<WorkerFigures | undefined> {
     try {
       const timeout = AbortSignal.timeout(this.options.scrapeTimeoutMs ?? 5000);
       const signal = this.stopping ? AbortSignal.any([this.stopping, timeout]) : timeout;

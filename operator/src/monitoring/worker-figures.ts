@@ -1,4 +1,4 @@
-import type { Bucket } from './histogram-quantile.js';
+import { mergeBuckets, type Bucket } from './histogram-quantile.js';
 import type { Sample } from './prometheus-text.js';
 import { WORKER_METRICS } from '@sluice/shared/metrics';
 
@@ -82,6 +82,30 @@ export function workerFigures(samples: readonly Sample[]): WorkerFigures {
         if (labels.slot !== undefined) f.slot = { name: labels.slot, retainedWalBytes: Math.max(0, value) };
         break;
     }
+  }
+  return f;
+}
+
+/**
+ * The figures of a worker's instances (a target of several replicas) as one:
+ * counters and latency buckets added up, the newest event times, the earliest
+ * start (what the first read of a run is judged by).
+ */
+export function sumFigures(list: readonly WorkerFigures[]): WorkerFigures {
+  if (list.length === 1) return list[0] as WorkerFigures;
+  const f = emptyFigures();
+  for (const x of list) {
+    for (const k of ['published', 'consumed', 'confirmed', 'errors'] as const) {
+      for (const [id, v] of Object.entries(x[k])) add(f[k], id, v);
+    }
+    for (const k of ['sourceLastEventMs', 'lastEventMs'] as const) {
+      for (const [id, v] of Object.entries(x[k])) max(f[k], id, v);
+    }
+    for (const [sub, buckets] of Object.entries(x.latency)) {
+      f.latency[sub] = mergeBuckets([f.latency[sub] ?? [], buckets]);
+    }
+    if (x.startedAtMs !== undefined) f.startedAtMs = Math.min(f.startedAtMs ?? Infinity, x.startedAtMs);
+    f.slot ??= x.slot;
   }
   return f;
 }

@@ -136,19 +136,26 @@ export class DeploymentWorkers implements WorkerReaderPort {
     return observed.filter((o): o is WorkerObservation => o !== undefined);
   }
 
-  /** A ready pod of the worker's current configuration: its IP and the worker port. */
+  /** A ready pod of the worker: its IP and the worker port. */
   async metricsUrl(id: string): Promise<string | undefined> {
+    return (await this.metricsUrls(id))[0];
+  }
+
+  /** Every ready pod of the worker (a target of several replicas has several). */
+  async metricsUrls(id: string): Promise<string[]> {
     await this.started;
     const name = deploymentName(id, this.home);
-    const pod = this.podsOf(name).find(
-      (p) =>
-        !p.metadata?.deletionTimestamp &&
-        p.status?.podIP &&
-        p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-    );
-    const ip = pod?.status?.podIP;
-    if (!ip) return undefined;
-    return `http://${ip.includes(':') ? `[${ip}]` : ip}:${WORKER_PORT}/metrics`;
+    return this.podsOf(name)
+      .filter(
+        (p) =>
+          !p.metadata?.deletionTimestamp &&
+          p.status?.podIP &&
+          p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      )
+      .map((p) => {
+        const ip = p.status!.podIP!;
+        return `http://${ip.includes(':') ? `[${ip}]` : ip}:${WORKER_PORT}/metrics`;
+      });
   }
 
   subscribe(listener: (id: string) => void): () => void {

@@ -167,8 +167,14 @@ export class ProcessRuntime implements WorkerRuntimePort {
 
   /** A ready instance's (the first's when several are). */
   async metricsUrl(id: string): Promise<string | undefined> {
-    const w = this.workers.get(id)?.find((i) => i.phase === 'ready');
-    return w ? `http://127.0.0.1:${w.run.port}/metrics` : undefined;
+    return (await this.metricsUrls(id))[0];
+  }
+
+  /** Every ready instance's. */
+  async metricsUrls(id: string): Promise<string[]> {
+    return (this.workers.get(id) ?? [])
+      .filter((i) => i.phase === 'ready')
+      .map((i) => `http://127.0.0.1:${i.run.port}/metrics`);
   }
 
   subscribe(listener: (id: string) => void): () => void {

@@ -113,6 +113,12 @@ export interface WorkerReaderPort {
    * while it has no ready instance. The operator's monitoring collector reads it.
    */
   metricsUrl(id: string): Promise<string | undefined>;
+  /**
+   * Where each ready instance's `/metrics` answers: a worker of several
+   * replicas has one per instance, and its figures are their sum. Absent:
+   * `metricsUrl`'s one.
+   */
+  metricsUrls?(id: string): Promise<string[]>;
   /** Log lines of the worker, the last `tail` then following while `signal` is live. */
   logs(id: string, options: { tail?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<string>;
   /** Stops watching (a runtime: see `WorkerRuntimePort.close`). */
