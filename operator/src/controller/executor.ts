@@ -39,6 +39,8 @@ export async function execute(
           deps.observe?.(await deps.cluster.patch(a.ref.kind, a.ref.namespace, a.ref.name, a.patch));
           break;
         case 'delete':
+          // A cache may lag the cluster (another watch, a relist): the owner is looked up afresh.
+          if (a.ifGone && (await deps.cluster.get(a.ifGone.kind, a.ifGone.namespace, a.ifGone.name))) break;
           await deps.cluster.delete(a.ref.kind, a.ref.namespace, a.ref.name);
           break;
         case 'ensureWorker':

@@ -20,8 +20,12 @@ export type Action =
    * CD, the gateway's API calls), and the operator only reads it.
    */
   | { type: 'patch'; ref: ObjectRef; patch: { metadata: Record<string, unknown> } }
-  /** Deletes an object (absent is fine): a deleted connector's data models. */
-  | { type: 'delete'; ref: ObjectRef }
+  /**
+   * Deletes an object (absent is fine): a deleted connector's data models.
+   * With `ifGone`, only when that object is absent from the cluster as read
+   * at once, not from the caches (the garbage collector's check of an owner).
+   */
+  | { type: 'delete'; ref: ObjectRef; ifGone?: ObjectRef }
   | { type: 'ensureWorker'; spec: WorkerSpec }
   | { type: 'stopWorker'; id: string }
   /** A managed Secret of a deleted object (absent is fine). */

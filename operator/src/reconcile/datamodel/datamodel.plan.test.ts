@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { connector, id, NOW, status } from '../../../test/plan-fixtures.js';
+import { connector, datamodel, id, NOW, status } from '../../../test/plan-fixtures.js';
 import { planDataModel } from './datamodel.plan.js';
 
 describe('planDataModel', () => {
@@ -29,5 +29,25 @@ describe('planDataModel', () => {
       'Progressing=False',
       'Degraded=False',
     ]);
+  });
+
+  it('deletes a data model whose owning connector is gone, once the cluster confirms it; one never owned stays', () => {
+    const owner = { apiVersion: 'sluice.dev/v1alpha1', kind: 'Connector', name: id(1), uid: 'u1' };
+    const owned = datamodel({}, { ownerReferences: [owner] });
+    expect(planDataModel(owned, undefined, NOW).actions).toEqual([
+      {
+        type: 'delete',
+        ref: { kind: 'DataModel', namespace: 'ns', name: id(2) },
+        ifGone: { kind: 'Connector', namespace: 'ns', name: id(1) },
+      },
+    ]);
+    // Applied before its connector (GitOps in any order): no ownerReference yet, so it waits.
+    expect(planDataModel(datamodel(), undefined, NOW).actions.map((a) => a.type)).toEqual(['patchStatus']);
+    // Its connector there (a new one of that name adopts it): not deleted.
+    const present = planDataModel(owned, connector({}, { uid: 'u2' }), NOW).actions;
+    expect(present.some((a) => a.type === 'delete')).toBe(false);
+    // Already being deleted: nothing to do.
+    const deleting = datamodel({}, { ownerReferences: [owner], deletionTimestamp: NOW });
+    expect(planDataModel(deleting, undefined, NOW).actions).toEqual([]);
   });
 });
