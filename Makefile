@@ -58,6 +58,13 @@ image:
 kube:
 	scripts/kube/ensure-binaries.sh --node
 
+# The test node by hand (docs/testing-kubernetes.md, "The test node"): a
+# cluster with one real node and the image imported, until Ctrl-C, which
+# tears it down and puts the host back.
+.PHONY: cluster
+cluster: build $(IMAGE_STAMP)
+	scripts/with-node.sh bash -c 'echo "export KUBECONFIG=$$SLUICE_TEST_NODE_KUBECONFIG   # image $$SLUICE_TEST_NODE_IMAGE, pods reach the host at $$SLUICE_TEST_NODE_HOST_IP; Ctrl-C stops the node"; exec sleep infinity'
+
 # Fetches (once per machine) the Kafka broker jars that `make test` runs.
 .PHONY: kafka
 kafka:

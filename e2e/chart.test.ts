@@ -226,6 +226,8 @@ const operatorReconcile = (ns: string) => [
     KINDS.map((k) => `${k}/finalizers`),
     ['update'],
   ),
+  // A deleted connector's data models go with it (connector.plan.ts).
+  ...grants(ns, 'sluice.dev', ['datamodels'], ['delete']),
   ...grants(ns, '', ['events'], ['create', 'patch']),
   ...grants(ns, 'events.k8s.io', ['events'], ['create', 'patch']),
 ];

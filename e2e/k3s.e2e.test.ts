@@ -362,7 +362,7 @@ function suite(): void {
   });
 
   it(
-    'start: BUILDING, then the state this version can honestly reach (error: no engine yet), in the API and on the CR',
+    'start: BUILDING, then error naming the broker no pod can reach, in the API and on the CR',
     async () => {
       const start = await api('POST', `/api/pipelines/${pipelineId}/start`, { token });
       expect([start.status, start.body]).toEqual([202, 'BUILDING']);
@@ -405,7 +405,7 @@ function suite(): void {
         name: pipelineId,
       });
       expect(cr.status.state).toBe('error');
-      expect(cr.status.message).toContain('not supported by this version of Sluice');
+      expect(cr.status.message).toContain('kafka:9092');
       expect(cr.status.observedGeneration).toBe(cr.metadata.generation);
       expect(cr.status.conditions).toEqual(
         expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'False' })]),

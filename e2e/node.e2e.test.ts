@@ -138,6 +138,8 @@ function suite(): void {
     (await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: WORKERS })).items.map(
       (d) => d.metadata!.name!,
     );
+  const kubectl = (...args: string[]) =>
+    run(process.env.SLUICE_TEST_NODE_KUBECTL!, [...args, '--namespace', NS, '--kubeconfig', kubeconfig!]);
   const helmRun = (...args: string[]) =>
     run(helm, [...args, '--namespace', NS, '--kubeconfig', kubeconfig!], 10 * MINUTE);
 
@@ -153,8 +155,8 @@ function suite(): void {
     pgRelay = await countingListener(hostIp!, { host: control.settings.host, port: control.settings.port });
     const { user, password, database } = control.settings;
     const databaseUrl = `postgres://${encodeURIComponent(user)}${password ? `:${encodeURIComponent(password)}` : ''}@${hostIp}:${pgRelay.port}/${database}`;
-    // The node's bridge is a private address, which the outbound policy
-    // refuses by default: the platform team allows exactly it.
+    // The node's bridge is a private address, which the gateway's outbound
+    // policy refuses by default: the platform team allows exactly it.
     const allowHost = [{ name: 'SLUICE_OUTBOUND_ALLOW_CIDRS', value: `${hostIp}/32` }];
     writeFileSync(
       valuesFile(),
@@ -164,7 +166,6 @@ function suite(): void {
         postgresql: { url: databaseUrl },
         gateway: { extraEnv: allowHost },
         operator: { extraEnv: allowHost },
-        workers: { extraEnv: allowHost },
       }),
     );
     const install = await helmRun('install', RELEASE, CHART, '--create-namespace', '--values', valuesFile());
@@ -343,9 +344,16 @@ function suite(): void {
       expect(await workerDeployments()).toEqual(expect.arrayContaining(workers));
       expect((await api('POST', `/api/pipelines/${pipelineId}/pause`, { token })).status).toBe(202);
       await waitState(pipelineId, 'paused');
+      // `paused` is the API's answer at once; the workers stop when their pods are gone.
       await wait(
-        "the pipeline's worker Deployments to be gone",
-        async () => ((await workerDeployments()).some((d) => workers.includes(d)) ? undefined : true),
+        "the pipeline's worker Deployments and pods to be gone",
+        async () => {
+          if ((await workerDeployments()).some((d) => workers.includes(d))) return undefined;
+          const pods = (await core.listNamespacedPod({ namespace: WORKERS })).items;
+          return pods.some((p) => workers.some((w) => p.metadata!.name!.startsWith(`${w}-`)))
+            ? undefined
+            : true;
+        },
         3 * MINUTE,
       );
       await produceOrders(1000, 1500);
@@ -493,22 +501,14 @@ function suite(): void {
           version: 1,
         }),
       ];
-      const plural = (kind: string) => `${kind.toLowerCase()}s`;
-      // `kubectl apply --server-side`, object by object.
-      for (const m of manifests)
-        await custom.patchNamespacedCustomObject(
-          {
-            group: 'sluice.dev',
-            version: 'v1alpha1',
-            namespace: NS,
-            plural: plural(m.kind),
-            name: m.metadata.name,
-            body: m,
-            fieldManager: 'kubectl',
-            force: true,
-          },
-          setHeaderOptions('Content-Type', 'application/apply-patch+yaml'),
-        );
+      // `kubectl apply -f`, as the README's GitOps path says.
+      const file = join(work, 'gitops-pipeline.yaml');
+      writeFileSync(file, manifests.map((m) => JSON.stringify(m)).join('\n---\n'));
+      const applied = await kubectl('apply', '-f', file);
+      expect([applied.code, applied.out]).toEqual([
+        0,
+        expect.stringContaining(`pipeline.sluice.dev/${gitopsPipelineId} created`),
+      ]);
       const cr = await wait(
         'the applied Pipeline to be live and Ready',
         async () => {
@@ -540,6 +540,36 @@ function suite(): void {
         await producer.close();
       }
       await allOrders('orders_gitops', 300);
+      // `kubectl get sluice`: every kind of the category, with its printer columns.
+      const listed = await kubectl('get', 'sluice');
+      expect(listed.code).toBe(0);
+      const line = listed.out
+        .split('\n')
+        .find((l) => l.startsWith(`pipeline.sluice.dev/${gitopsPipelineId}`));
+      expect(line?.split(/\s+/)).toEqual(expect.arrayContaining(['orders-gitops', 'live', 'True']));
+      // Removed from the repository: `kubectl delete` of the pipeline and its
+      // connectors completes with the operator running (its finalizers, the
+      // data model going with its connector), and the workers go.
+      const removed = await kubectl(
+        'delete', `pipeline/${gitopsPipelineId}`, `subscription/${subscriptionId}`,
+        `connector/${sourceId}`, `connector/${targetId}`, '--timeout=120s',
+      ); // prettier-ignore
+      expect([removed.code, removed.out]).toEqual([
+        0,
+        expect.stringContaining(`connector.sluice.dev "${targetId}" deleted`),
+      ]);
+      await wait(
+        'the data model to go with its connector, and the workers',
+        async () => {
+          const models = (await kubectl('get', 'datamodels', '-o', 'name')).out;
+          const deployments = await workerDeployments();
+          return !models.includes(modelId) &&
+            !deployments.some((d) => d.endsWith(sourceId) || d.endsWith(targetId))
+            ? true
+            : undefined;
+        },
+        3 * MINUTE,
+      );
     },
     15 * MINUTE,
   );
@@ -572,6 +602,141 @@ function suite(): void {
   );
 
   it(
+    'the API server cut off for 30 s: reads keep answering, and afterwards everything reconverges',
+    async () => {
+      const apiserver = Number(process.env.SLUICE_TEST_NODE_APISERVER_PID);
+      expect(apiserver).toBeGreaterThan(0);
+      const cutAt = new Date();
+      process.kill(apiserver, 'SIGSTOP');
+      const readsDuringCut: number[] = [];
+      try {
+        // The REST API reads from its PostgreSQL mirror, not from the API server.
+        for (let i = 0; i < 6; i++) {
+          readsDuringCut.push((await api('GET', `/api/pipelines/${pipelineId}`, { token })).status);
+          await sleep(5000);
+        }
+      } finally {
+        process.kill(apiserver, 'SIGCONT');
+      }
+      expect(readsDuringCut).toEqual([200, 200, 200, 200, 200, 200]);
+      // A change after the cut is carried out: the paused pipeline starts and delivers.
+      expect((await api('POST', `/api/pipelines/${pipelineId}/start`, { token })).status).toBe(202);
+      await waitState(pipelineId, 'live');
+      await produceOrders(21_500, 22_000);
+      await allOrders(TABLE, 22_000);
+      // Every Sluice object's status is current again.
+      await wait(
+        'every custom resource to have observedGeneration == generation',
+        async () => {
+          const stale: string[] = [];
+          for (const plural of ['connectors', 'datamodels', 'subscriptions', 'pipelines']) {
+            const list: Any = await custom.listNamespacedCustomObject({
+              group: 'sluice.dev',
+              version: 'v1alpha1',
+              namespace: NS,
+              plural,
+            });
+            for (const o of list.items)
+              if (o.status?.observedGeneration !== o.metadata.generation)
+                stale.push(`${plural}/${o.metadata.name}`);
+          }
+          return stale.length === 0 ? true : undefined;
+        },
+        5 * MINUTE,
+      );
+      // The operators' errors since the cut are all about the API server being unreachable.
+      const pods = (
+        await core.listNamespacedPod({ namespace: NS, labelSelector: componentSelector(RELEASE, 'operator') })
+      ).items;
+      const unexplained: string[] = [];
+      for (const pod of pods) {
+        const log = await core.readNamespacedPodLog({
+          name: pod.metadata!.name!,
+          namespace: NS,
+          sinceTime: cutAt.toISOString(),
+        } as Any);
+        for (const line of String(log).split('\n')) {
+          let entry: Any;
+          try {
+            entry = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          if (
+            entry.level >= 50 &&
+            !/ECONNREFUSED|ETIMEDOUT|ECONNRESET|timed? ?out|socket hang up|aborted|watch|Lease|lease/i.test(
+              line,
+            )
+          )
+            unexplained.push(line);
+        }
+      }
+      expect(unexplained).toEqual([]);
+    },
+    15 * MINUTE,
+  );
+
+  it(
+    'helm upgrade to a new image tag, with the CRDs applied first as the chart README says: gateway, operator and workers roll, no order lost',
+    async () => {
+      const tag = `${imageTag}-upgrade`;
+      const tagged = await run('bash', [
+        '-c',
+        `${process.env.SLUICE_TEST_NODE_CTR} images tag --force ${image} ${imageRepository}:${tag}`,
+      ]);
+      expect(tagged.code).toBe(0);
+      // The installed Pipeline CRD as an older release had it: without the Team column.
+      const older = await kubectl(
+        'patch', 'crd', 'pipelines.sluice.dev', '--type=json',
+        '-p', JSON.stringify([{ op: 'remove', path: '/spec/versions/0/additionalPrinterColumns/3' }]),
+      ); // prettier-ignore
+      expect(older.code).toBe(0);
+      // Team is a wide column (priority 1): `kubectl get pipelines -o wide`.
+      const columns = async () =>
+        (await kubectl('get', 'pipelines', '-o', 'wide')).out.split('\n')[0]!.split(/\s{2,}/);
+      expect(await columns()).not.toContain('TEAM');
+      // The chart README's step: the new chart's CRDs, server-side, before the release.
+      const crds = await kubectl('apply', '--server-side', '--force-conflicts', '-f', join(CHART, 'crds'));
+      expect(crds.code).toBe(0);
+      expect(await columns()).toContain('TEAM');
+      const { source_connector_id: source } = await pipelineState(pipelineId);
+      const producing = produceOrders(22_000, 32_000, 500);
+      const upgrade = await helmRun(
+        'upgrade',
+        RELEASE,
+        CHART,
+        '--reuse-values',
+        '--set',
+        `image.tag=${tag}`,
+        '--wait',
+        '--timeout',
+        '8m',
+      );
+      expect(upgrade.code).toBe(0);
+      await producing;
+      const images = async (namespace: string, selector?: string) =>
+        (await core.listNamespacedPod({ namespace, labelSelector: selector })).items
+          .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp)
+          .flatMap((p) => p.spec!.containers.map((c) => c.image));
+      await wait(
+        'the gateway, the operator and the workers to run the new tag',
+        async () => {
+          const all = [
+            ...(await images(NS, componentSelector(RELEASE, 'gateway'))),
+            ...(await images(NS, componentSelector(RELEASE, 'operator'))),
+            ...(await images(WORKERS, `sluice.dev/worker=sluice-worker-${source}`)),
+          ];
+          return all.length >= 5 && all.every((i) => i?.endsWith(`:${tag}`)) ? all : undefined;
+        },
+        8 * MINUTE,
+      );
+      await allOrders(TABLE, 32_000, 8 * MINUTE);
+      expect((await pipelineState(pipelineId)).state).toBe('live');
+    },
+    20 * MINUTE,
+  );
+
+  it(
     'a gateway pod deleted: the API keeps answering through the other replica',
     async () => {
       const [victim] = (
@@ -591,6 +756,49 @@ function suite(): void {
         () => readyDeployment(kc, NS, RELEASE, 'gateway'),
         5 * MINUTE,
       );
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "helm uninstall with live pipelines: no worker, managed Secret or finalizer left; the custom resources and the user's Secret kept",
+    async () => {
+      const kinds = 'connectors,datamodels,subscriptions,pipelines';
+      const before = await kubectl('get', kinds, '-o', 'name');
+      expect(before.code).toBe(0);
+      const uninstall = await helmRun('uninstall', RELEASE, '--wait', '--timeout', '5m');
+      expect([uninstall.code, uninstall.out]).toEqual([
+        0,
+        expect.stringContaining('Sluice finalizers removed from'),
+      ]);
+      expect(uninstall.out).toContain('control plane stopped: 2 Deployment(s) at 0 replicas');
+      const managed = 'app.kubernetes.io/managed-by=sluice-operator';
+      const apps = kc.makeApiClient(AppsV1Api);
+      expect(
+        (await apps.listNamespacedDeployment({ namespace: WORKERS, labelSelector: managed })).items,
+      ).toEqual([]);
+      await wait(
+        'the worker pods to be gone',
+        async () =>
+          (await core.listNamespacedPod({ namespace: WORKERS, labelSelector: managed })).items.length
+            ? undefined
+            : true,
+        3 * MINUTE,
+      );
+      const secrets = (await core.listNamespacedSecret({ namespace: WORKERS })).items;
+      expect(secrets.filter((x) => x.metadata?.labels?.['sluice.dev/managed'] === 'true')).toEqual([]);
+      expect(secrets.map((x) => x.metadata!.name)).toContain('dwh-password');
+      // The user's definitions stay, with no Sluice finalizer: a delete completes with no operator.
+      const after = await kubectl('get', kinds, '-o', 'name');
+      expect(after.out.split('\n').sort()).toEqual(before.out.split('\n').sort());
+      const objects: Any = JSON.parse((await kubectl('get', kinds, '-o', 'json')).out);
+      expect(
+        objects.items.flatMap((o: Any) =>
+          (o.metadata.finalizers ?? []).filter((f: string) => f.startsWith('sluice.dev/')),
+        ),
+      ).toEqual([]);
+      const deleted = await kubectl('delete', kinds, '--all', '--timeout=60s');
+      expect(deleted.code).toBe(0);
     },
     10 * MINUTE,
   );

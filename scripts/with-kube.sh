@@ -15,7 +15,8 @@
 #   SLUICE_KUBE_FOR_NODE=1     what a cluster with nodes needs: service-account
 #                              admission, the kubernetes Service's endpoints, and
 #                              SLUICE_TEST_KUBE_PKI (the CA and the service-account
-#                              key, for the controller manager)
+#                              key, for the controller manager) and
+#                              SLUICE_TEST_KUBE_APISERVER_PID (to cut it off in a test)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -225,5 +226,5 @@ elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - 
 echo "with-kube: kube-apiserver v$("$apiserver_bin" --version | sed 's/.* v//') (etcd $("$etcd_bin" --version | sed -n 's/^etcd Version: //p')) ready on $server in ${elapsed}s; kubeconfig $kubeconfig" >&2
 
 export SLUICE_TEST_KUBECONFIG="$kubeconfig"
-[ -z "$for_node" ] || export SLUICE_TEST_KUBE_PKI="$pki"
+[ -z "$for_node" ] || export SLUICE_TEST_KUBE_PKI="$pki" SLUICE_TEST_KUBE_APISERVER_PID="$apiserver_pid"
 "$@"

@@ -10,6 +10,11 @@
 #                                 the host there, and the API server listens there
 #   SLUICE_TEST_NODE_IMAGE        the Sluice image, imported into the node
 #                                 (.sluice/image.env, written by make image)
+#   SLUICE_TEST_NODE_KUBECTL      kubectl of the same release
+#   SLUICE_TEST_NODE_CTR          ctr and the node's containerd address, a
+#                                 command prefix (`$SLUICE_TEST_NODE_CTR images tag …`)
+#   SLUICE_TEST_NODE_APISERVER_PID  the node's API server (a test stops it
+#                                 with SIGSTOP to cut the cluster off)
 #
 # while SLUICE_TEST_KUBECONFIG (the suite's node-less API server) passes through
 # unchanged. Everything listens on 127.0.0.1 or on the node's own bridge. When
@@ -204,13 +209,14 @@ done
 elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 say "node $node_name (kubelet v$KUBE_VERSION, containerd v$CONTAINERD_VERSION) Ready on $node_ip in ${elapsed}s; kubeconfig $kubeconfig"
 
-export SLUICE_TEST_NODE_KUBECONFIG="$kubeconfig" SLUICE_TEST_NODE_HOST_IP="$node_ip" SLUICE_TEST_NODE_IMAGE="$SLUICE_IMAGE"
+export SLUICE_TEST_NODE_KUBECONFIG="$kubeconfig" SLUICE_TEST_NODE_HOST_IP="$node_ip" SLUICE_TEST_NODE_IMAGE="$SLUICE_IMAGE" \
+  SLUICE_TEST_NODE_KUBECTL="$bin_dir/kubectl" SLUICE_TEST_NODE_CTR="$runtime_dir/ctr --address $sock -n k8s.io" SLUICE_TEST_NODE_APISERVER_PID="$SLUICE_TEST_KUBE_APISERVER_PID"
 if [ -n "${SLUICE_NODE_OUTER_KUBECONFIG:-}" ]; then
   export SLUICE_TEST_KUBECONFIG="$SLUICE_NODE_OUTER_KUBECONFIG"
 else
   unset SLUICE_TEST_KUBECONFIG
 fi
-unset SLUICE_NODE_OUTER_KUBECONFIG SLUICE_TEST_KUBE_PKI SLUICE_KUBE_ADDRESS SLUICE_KUBE_FOR_NODE
+unset SLUICE_NODE_OUTER_KUBECONFIG SLUICE_TEST_KUBE_PKI SLUICE_TEST_KUBE_APISERVER_PID SLUICE_KUBE_ADDRESS SLUICE_KUBE_FOR_NODE
 status=0
 "$@" || status=$?
 exit "$status"

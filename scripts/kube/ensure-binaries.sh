@@ -8,8 +8,8 @@
 # paths, kube-apiserver first, one a line. See docs/testing-kubernetes.md.
 #
 # With --node it also builds what scripts/with-node.sh runs, into the same
-# directory: kubelet, kube-scheduler, kube-controller-manager and kube-proxy
-# (the API server's module), containerd, its runc shim and ctr
+# directory: kubelet, kube-scheduler, kube-controller-manager, kube-proxy and
+# kubectl (the API server's module), containerd, its runc shim and ctr
 # (scripts/kube/containerd, under containerd-<version>/), crictl
 # (scripts/kube/crictl) and the sandbox process (scripts/kube/pause).
 set -euo pipefail
@@ -25,7 +25,7 @@ etcd="$dir/etcd"
 node=""
 [ "${1:-}" = --node ] && node=1
 containerd_dir="$dir/containerd-$CONTAINERD_VERSION"
-node_bins=(kubelet kube-scheduler kube-controller-manager kube-proxy pause crictl
+node_bins=(kubelet kube-scheduler kube-controller-manager kube-proxy kubectl pause crictl
   "containerd-$CONTAINERD_VERSION/containerd" "containerd-$CONTAINERD_VERSION/containerd-shim-runc-v2"
   "containerd-$CONTAINERD_VERSION/ctr")
 built_all() {
@@ -115,7 +115,7 @@ done
 build etcd etcd go.etcd.io/etcd/server/v3
 build kube-apiserver apiserver k8s.io/kubernetes/cmd/kube-apiserver "${version_flags[@]}"
 if [ -n "$node" ]; then
-  for c in kube-scheduler kube-controller-manager kube-proxy kubelet; do
+  for c in kube-scheduler kube-controller-manager kube-proxy kubelet kubectl; do
     build "$c" apiserver "k8s.io/kubernetes/cmd/$c" "${version_flags[@]}"
   done
   build pause pause .

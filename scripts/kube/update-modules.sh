@@ -39,10 +39,10 @@ EOF
   echo
   echo "require k8s.io/kubernetes v$KUBE_VERSION"
   echo
-  # The API server, and what a node needs (scripts/with-node.sh):
-  # one go.mod builds all five from the same release.
+  # The API server, what a node needs (scripts/with-node.sh) and kubectl:
+  # one go.mod builds all six from the same release.
   echo "tool ("
-  for c in kube-apiserver kubelet kube-scheduler kube-controller-manager kube-proxy; do
+  for c in kube-apiserver kubelet kube-scheduler kube-controller-manager kube-proxy kubectl; do
     printf '\tk8s.io/kubernetes/cmd/%s\n' "$c"
   done
   echo ")"
