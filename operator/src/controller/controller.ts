@@ -79,7 +79,12 @@ interface Registered {
  * metadata, never a spec.
  */
 export class Controller {
-  private readonly queue = new WorkQueue();
+  /**
+   * This run's queue. A queue shut down stays shut down (it ignores every
+   * key), and a replica that loses the Lease runs again when it regains it:
+   * each run has its own.
+   */
+  private queue = new WorkQueue();
   private readonly kinds = new Map<SluiceKind, Registered>();
   private readonly now: () => string;
   private readonly slotWalDegradedBytes: number;
@@ -121,19 +126,32 @@ export class Controller {
     }
   }
 
-  /** Runs until `signal` aborts; workers keep running (the next leader adopts them). */
+  /**
+   * Runs until `signal` aborts; workers keep running (the next leader adopts
+   * them). May run again after that (a replica that leads again).
+   */
   async run(signal: AbortSignal): Promise<void> {
     const { runtime, log } = this.options;
+    const queue = (this.queue = new WorkQueue());
     const unsubscribe = runtime.subscribe((id) => this.workerChanged(id));
     const all = [...this.kinds.values()].map((k) => k.informer);
     const informers = all.map((i) => i.run(signal));
     const resync = setInterval(() => this.enqueueAll(), this.options.resyncMs ?? 5 * 60_000);
-    signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
-    await Promise.all(all.map((i) => i.synced));
-    log.info({}, 'operator caches synced; reconciling');
-    const monitoring = this.startMonitoring(signal);
+    // Aborted before every list answered (the API server down), or before the
+    // run began (leadership lost meanwhile): no reconcile, and the run ends.
+    const aborted = new Promise<void>((resolve) => {
+      const stop = (): void => {
+        queue.shutDown();
+        resolve();
+      };
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+    await Promise.race([Promise.all(all.map((i) => i.synced)), aborted]);
+    if (!signal.aborted) log.info({}, 'operator caches synced; reconciling');
+    const monitoring = signal.aborted ? Promise.resolve() : this.startMonitoring(signal);
     try {
-      await runWorkers(this.queue, this.options.concurrency ?? 4, (key) => this.reconcile(key), {
+      await runWorkers(queue, this.options.concurrency ?? 4, (key) => this.reconcile(key), {
         onError: (err, key) =>
           log.warn({ key, err: (err as Error).message }, 'reconcile failed; retrying with back-off'),
       });

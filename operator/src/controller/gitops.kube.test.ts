@@ -22,6 +22,8 @@ import { KubernetesCluster } from '@sluice/shared/cluster';
 import { SLUICE_KINDS, type ClusterObject, type WorkerRuntimePort } from '@sluice/shared/ports';
 import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
 import { ProcessRuntime } from '../runtime/process-runtime.js';
+import { EXAMPLE_TEAM, PIPELINE, SOURCE, TARGET, DATAMODEL, SUBSCRIPTION } from '../../test/example-ids.js';
+import { until } from '../../test/until.js';
 import { startController } from '../../test/start-controller.js';
 
 // GitOps on a real kube-apiserver: every manifest of examples/ applied as
@@ -36,12 +38,6 @@ import { startController } from '../../test/start-controller.js';
 const ROOT = resolve(import.meta.dirname, '../../..');
 const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 const EXAMPLES = join(ROOT, 'examples');
-const EXAMPLE_TEAM = '3f1c9a52-6d7e-4b8f-9a0b-1c2d3e4f5a6b';
-const PIPELINE = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a65';
-const SOURCE = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a61';
-const TARGET = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a62';
-const DATAMODEL = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a63';
-const SUBSCRIPTION = '0b6f7a7e-8c1d-4f5e-9a3b-1c2d3e4f5a64';
 
 describeWithKube('examples/ under GitOps on a real API server', () => {
   const kc = new KubeConfig();
@@ -112,16 +108,6 @@ describeWithKube('examples/ under GitOps on a real API server', () => {
     return out;
   }
 
-  async function until<T>(read: () => Promise<T>, test: (v: T) => boolean, ms = 30_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    let v = await read();
-    while (!test(v)) {
-      if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 200));
-      v = await read();
-    }
-    return v;
-  }
   const get =
     <T extends ClusterObject>(kind: T['kind'], name: string) =>
     () =>

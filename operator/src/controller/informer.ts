@@ -12,7 +12,19 @@ import type { Logger } from './logger.js';
 export class Informer<T extends ClusterObject = ClusterObject> {
   readonly cache = new Map<string, T>();
   private syncedOnce!: () => void;
-  readonly synced = new Promise<void>((resolve) => (this.syncedOnce = resolve));
+  private syncedRun = this.nextSync();
+
+  /**
+   * Resolves once the current run has listed: a run after an earlier one (a
+   * replica that leads again) waits for its own list, not the stale cache.
+   */
+  get synced(): Promise<void> {
+    return this.syncedRun;
+  }
+
+  private nextSync(): Promise<void> {
+    return new Promise<void>((resolve) => (this.syncedOnce = resolve));
+  }
 
   constructor(
     private readonly cluster: ClusterPort,
@@ -41,6 +53,7 @@ export class Informer<T extends ClusterObject = ClusterObject> {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    this.syncedRun = this.nextSync();
     let failures = 0;
     while (!signal.aborted) {
       try {
