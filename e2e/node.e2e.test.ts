@@ -113,6 +113,14 @@ function suite(): void {
       .catch(() => undefined);
     return r?.rows[0] as { rows: number; missing: number } | undefined;
   };
+  /** How many orders of `from .. to - 1` the target table lacks. */
+  const missingBetween = async (from: number, to: number) => {
+    const r = await warehouse.client.query(
+      `select ($2::int - $1::int - count(distinct order_id))::int as missing from ${TABLE} where order_id >= $1 and order_id < $2`,
+      [from, to],
+    );
+    return r.rows[0].missing as number;
+  };
   /** Waits until `table` holds every order of `0 .. n - 1`. */
   const allOrders = (table: string, n: number, ms = 5 * MINUTE) =>
     wait(
@@ -289,7 +297,8 @@ function suite(): void {
       ]);
       pipelineId = created.body.id as string;
       // The source topic exists before the pipeline starts, as in production.
-      await createTopic([hostBrokers!], TOPIC, 2);
+      // Six partitions: room for the target to scale out into.
+      await createTopic([hostBrokers!], TOPIC, 6);
       const start = await api('POST', `/api/pipelines/${pipelineId}/start`, { token });
       expect([start.status, start.body]).toEqual([202, 'BUILDING']);
       const live = await wait(
@@ -406,6 +415,84 @@ function suite(): void {
       expect((await pipelineState(pipelineId)).state).toBe('live');
     },
     15 * MINUTE,
+  );
+
+  it(
+    'kubectl scale of the target to 3 while numbered orders flow: three pods share the partitions, one killed, back to 1, nothing lost; a source refuses',
+    async () => {
+      const { source_connector_id: source, target_connector_id: target } = await pipelineState(pipelineId);
+      const selector = `sluice.dev/connector-id=${target}`;
+      const running = async () =>
+        (await core.listNamespacedPod({ namespace: WORKERS, labelSelector: selector })).items.filter(
+          (p) =>
+            p.status?.phase === 'Running' &&
+            !p.metadata?.deletionTimestamp &&
+            p.status.containerStatuses?.[0]?.ready,
+        );
+      const [first] = await running();
+      expect(first).toBeDefined();
+      const producing = produceOrders(100_000, 120_000, 500);
+      const scaled = await kubectl('scale', `connector/${target}`, '--replicas=3');
+      expect([scaled.code, scaled.out]).toEqual([0, expect.stringContaining('scaled')]);
+      const three = await wait(
+        'three Ready target pods',
+        async () => ((await running()).length === 3 ? running() : undefined),
+        5 * MINUTE,
+      );
+      // The pod that ran before the scale was not restarted for it.
+      const kept = three.find((p) => p.metadata!.uid === first!.metadata!.uid);
+      expect(kept?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+      const deployment = await kc
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ name: `sluice-worker-${target}`, namespace: WORKERS });
+      expect([deployment.spec?.replicas, deployment.spec?.strategy?.type]).toEqual([3, 'RollingUpdate']);
+      const connector: Any = await custom.getNamespacedCustomObject({
+        group: 'sluice.dev',
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: 'connectors',
+        name: target,
+      });
+      await wait(
+        'the connector to report three ready replicas',
+        async () =>
+          (await api('GET', `/api/connectors/${target}`, { token })).body?.ready_replicas === 3
+            ? true
+            : undefined,
+        3 * MINUTE,
+      );
+      expect(connector.spec.replicas).toBe(3);
+      // One of the three goes at once, mid-stream.
+      await core.deleteNamespacedPod({
+        name: three[1]!.metadata!.name!,
+        namespace: WORKERS,
+        gracePeriodSeconds: 0,
+      });
+      await producing;
+      await wait(
+        'every order of 100,000..119,999 in the table',
+        async () => ((await missingBetween(100_000, 120_000)) === 0 ? true : undefined),
+        8 * MINUTE,
+      );
+      // Back to one: nothing lost either.
+      expect((await kubectl('scale', `connector/${target}`, '--replicas=1')).code).toBe(0);
+      await wait(
+        'one target pod',
+        async () => ((await running()).length === 1 ? true : undefined),
+        5 * MINUTE,
+      );
+      await produceOrders(120_000, 121_000);
+      await wait(
+        'every order of 120,000..120,999 in the table',
+        async () => ((await missingBetween(120_000, 121_000)) === 0 ? true : undefined),
+        5 * MINUTE,
+      );
+      // A source has one reader by construction.
+      const refused = await kubectl('scale', `connector/${source}`, '--replicas=2');
+      expect(refused.code).not.toBe(0);
+      expect(refused.out).toContain('only target connectors take a replica count other than 1');
+    },
+    20 * MINUTE,
   );
 
   it(
@@ -597,6 +684,9 @@ function suite(): void {
       );
       expect(after).not.toBe(before);
       await waitState(pipelineId, 'paused');
+      // And the new leader carries out the next change too.
+      expect((await api('POST', `/api/pipelines/${pipelineId}/start`, { token })).status).toBe(202);
+      await waitState(pipelineId, 'live');
     },
     10 * MINUTE,
   );
@@ -619,7 +709,9 @@ function suite(): void {
         process.kill(apiserver, 'SIGCONT');
       }
       expect(readsDuringCut).toEqual([200, 200, 200, 200, 200, 200]);
-      // A change after the cut is carried out: the paused pipeline starts and delivers.
+      // Changes after the cut are carried out: a pause stops the workers, a start brings them back.
+      expect((await api('POST', `/api/pipelines/${pipelineId}/pause`, { token })).status).toBe(202);
+      await waitState(pipelineId, 'paused');
       expect((await api('POST', `/api/pipelines/${pipelineId}/start`, { token })).status).toBe(202);
       await waitState(pipelineId, 'live');
       await produceOrders(21_500, 22_000);

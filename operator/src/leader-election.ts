@@ -33,8 +33,9 @@ export interface LeaseStore {
   /** Creates the lease; throws LeaseConflictError('already-exists') if it exists. */
   create(record: LeaseRecord): Promise<LeaseRecord>;
   /**
-   * Replaces the lease, if `record.resourceVersion` is still current (an
-   * update without one is unconditional, as in Kubernetes); throws
+   * Replaces the lease, if `record.resourceVersion` is still current (the
+   * elector always sends one: the API server refuses a Lease update without
+   * it with a 422); throws
    * LeaseConflictError('conflict') otherwise. A lease that is gone is created
    * again, as the API server does for Leases (create-on-update): safe, since a
    * lease someone else created meanwhile has another version.

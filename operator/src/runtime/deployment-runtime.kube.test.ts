@@ -143,6 +143,40 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
     expect(second.spec?.template.metadata?.annotations?.['sluice.dev/config-hash']).toBe('h2');
   });
 
+  it("rolls the Deployment when the chart's pod template changed (helm upgrade to a new image), the configuration not", async () => {
+    await runtime.ensure(spec('c3', 'h1'));
+    const first = await kubelet.deployment('sluice-worker-c3');
+    // The operator of the upgraded release: the same worker, a template with another image.
+    const upgraded = new DeploymentRuntime({
+      kubeConfig: kc,
+      namespace: ns,
+      podTemplate: {
+        ...TEMPLATE,
+        spec: {
+          ...TEMPLATE.spec!,
+          containers: TEMPLATE.spec!.containers.map((c) => ({
+            ...c,
+            image: 'registry.example/sluice:0.2.0',
+          })),
+        },
+      },
+      log: silentLogger,
+    });
+    try {
+      await upgraded.ensure(spec('c3', 'h1'));
+      const second = await kubelet.deployment('sluice-worker-c3');
+      expect(second.metadata?.generation).toBe((first.metadata?.generation ?? 1) + 1);
+      expect(second.spec?.template.spec?.containers[0]?.image).toBe('registry.example/sluice:0.2.0');
+      // And once rolled, the same template changes nothing.
+      await upgraded.ensure(spec('c3', 'h1'));
+      expect((await kubelet.deployment('sluice-worker-c3')).metadata?.resourceVersion).toBe(
+        second.metadata?.resourceVersion,
+      );
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   it('observes starting → ready from Deployment and pod status, and tells subscribers', async () => {
     await runtime.ensure(spec('c3', 'h1'));
     expect((await runtime.observe(workerId(ns, 'c3')))?.phase).toBe('starting');

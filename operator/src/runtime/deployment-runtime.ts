@@ -2,7 +2,14 @@ import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubern
 import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared/ports';
 import type { SecretKeyRef } from '@sluice/shared/secrets';
 import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
-import { CONFIG_HASH_ANNOTATION, deploymentName, scaleOf, workerDeployment } from './worker-deployment.js';
+import {
+  CONFIG_HASH_ANNOTATION,
+  POD_TEMPLATE_HASH_ANNOTATION,
+  deploymentName,
+  podTemplateHash,
+  scaleOf,
+  workerDeployment,
+} from './worker-deployment.js';
 
 // The worker runtime of a cluster: one Deployment per running connector, in
 // the worker namespace (where their Secrets and the workers' service account
@@ -28,9 +35,12 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
    * observation right after `ensure` or `stop` already reflects it.
    */
   private readonly written = new Map<string, V1Deployment | null>();
+  /** The chart's pod template as its Deployments record it (POD_TEMPLATE_HASH_ANNOTATION). */
+  private readonly templateHash: string;
 
   constructor(protected override readonly options: DeploymentRuntimeOptions) {
     super(options);
+    this.templateHash = podTemplateHash(options.podTemplate);
     // Our own write is superseded once the informer shows it or a later version.
     for (const verb of ['add', 'update'] as const) {
       this.deployments.on(verb, (d) => {
@@ -54,8 +64,13 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
       if (current?.metadata?.deletionTimestamp) {
         throw new Error(`the previous worker ${name} is still being deleted; retrying`);
       }
-      if (current?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === spec.configHash) {
-        // The same configuration: at most a new replica count, the pod template untouched.
+      const made = current?.metadata?.annotations;
+      if (
+        current &&
+        made?.[CONFIG_HASH_ANNOTATION] === spec.configHash &&
+        made[POD_TEMPLATE_HASH_ANNOTATION] === this.templateHash
+      ) {
+        // The same configuration and chart template: at most a new replica count, the pod template untouched.
         if (await this.rescale(name, current, spec)) return;
         if (attempt >= 3) throw new Error(`the worker ${name} kept changing while it was scaled; retrying`);
         continue;

@@ -19,6 +19,8 @@ import { WORKER_PROGRAM } from './worker-program.js';
 
 export const WORKER_LABEL = 'sluice.dev/worker';
 export const CONFIG_HASH_ANNOTATION = 'sluice.dev/config-hash';
+/** The chart's pod template the Deployment was made from: a `helm upgrade` that changes it (a new image) rolls the workers. */
+export const POD_TEMPLATE_HASH_ANNOTATION = 'sluice.dev/pod-template-hash';
 export const WORKER_ID_ANNOTATION = 'sluice.dev/worker-id';
 export const CONFIG_ANNOTATION = 'sluice.dev/worker-config';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'sluice-operator' };
@@ -83,6 +85,11 @@ export function scaleOf(spec: WorkerSpec): Pick<V1DeploymentSpec, 'replicas' | '
   };
 }
 
+/** A short hash of the pod template the chart hands the operator. */
+export function podTemplateHash(template: V1PodTemplateSpec): string {
+  return createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 16);
+}
+
 export function workerDeployment(
   spec: WorkerSpec,
   template: V1PodTemplateSpec,
@@ -95,7 +102,11 @@ export function workerDeployment(
   const name = deploymentName(spec.id, homeNamespace);
   const selector = { ...MANAGED_BY, [WORKER_LABEL]: name };
   const labels = { ...labelsFrom(spec.labels), ...selector };
-  const annotations = { [CONFIG_HASH_ANNOTATION]: spec.configHash, [WORKER_ID_ANNOTATION]: spec.id };
+  const annotations = {
+    [CONFIG_HASH_ANNOTATION]: spec.configHash,
+    [POD_TEMPLATE_HASH_ANNOTATION]: podTemplateHash(template),
+    [WORKER_ID_ANNOTATION]: spec.id,
+  };
   const templateSpec = template.spec ?? { containers: [] };
   const containers = templateSpec.containers.length
     ? templateSpec.containers
