@@ -7,7 +7,7 @@ import {
 } from '@sluice/shared/catalog';
 import { connector, pipeline as pipelineOf } from '../../test/plan-fixtures.js';
 import type { Action, Plan } from './actions.js';
-import { planConnector } from './connector/connector.plan.js';
+import { planConnector, workerSelector } from './connector/connector.plan.js';
 import { planPipeline } from './pipeline/pipeline.plan.js';
 import { slotRetentionCondition, slotWalDegradedBytes } from './slot-retention.js';
 
@@ -20,16 +20,20 @@ const slot = (bytes: number): ReplicationSlotStatus => ({
   measuredAt: NOW,
 });
 
+const pausedConnector = connector(
+  { name: 'pg', teamId: 't', connectorType: 'POSTGRES_SOURCE', configuration: {}, desiredState: 'stopped' },
+  { name: 'src' },
+);
+/** The paused source as the operator left it (its scale status too), with a slot and conditions. */
 const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[]): ConnectorResource => ({
-  ...connector(
-    { name: 'pg', teamId: 't', connectorType: 'POSTGRES_SOURCE', configuration: {}, desiredState: 'stopped' },
-    { name: 'src' },
-  ),
+  ...pausedConnector,
   status: {
     state: 'paused',
     observedGeneration: 1,
     effectiveState: 'stopped',
     effectiveReason: 'Its desiredState is stopped',
+    replicas: 0,
+    selector: workerSelector(pausedConnector),
     ...(replicationSlot ? { replicationSlot } : {}),
     ...(conditions ? { conditions } : {}),
   },

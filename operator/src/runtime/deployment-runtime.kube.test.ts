@@ -163,7 +163,14 @@ describeWithKube('Deployment worker runtime on a real API server', () => {
       log: silentLogger,
     });
     try {
+      // Seen by the upgraded operator as a worker to write again, so its connector's plan does.
+      expect((await upgraded.observe(workerId(ns, 'c3')))?.configHash).toBe('');
       await upgraded.ensure(spec('c3', 'h1'));
+      await until(
+        'the rolled worker observed with its configuration',
+        async () => (await upgraded.observe(workerId(ns, 'c3')))?.configHash,
+        (h) => h === 'h1',
+      );
       const second = await kubelet.deployment('sluice-worker-c3');
       expect(second.metadata?.generation).toBe((first.metadata?.generation ?? 1) + 1);
       expect(second.spec?.template.spec?.containers[0]?.image).toBe('registry.example/sluice:0.2.0');

@@ -1,5 +1,5 @@
 import { ApiException, type V1Deployment, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { WorkerRuntimePort, WorkerSpec } from '@sluice/shared/ports';
+import type { WorkerObservation, WorkerRuntimePort, WorkerSpec } from '@sluice/shared/ports';
 import type { SecretKeyRef } from '@sluice/shared/secrets';
 import { DeploymentWorkers, type DeploymentWorkersOptions } from './deployment-workers.js';
 import {
@@ -51,6 +51,19 @@ export class DeploymentRuntime extends DeploymentWorkers implements WorkerRuntim
     this.deployments.on('delete', (d) => {
       if (this.written.get(d.metadata?.name ?? '') === null) this.written.delete(d.metadata!.name!);
     });
+  }
+
+  /**
+   * A worker whose Deployment was made from another chart template (the
+   * release before a `helm upgrade`: another image, other resources) is
+   * reported with an empty configuration hash (no configuration's), so its
+   * connector's plan writes it again and it rolls onto the new template.
+   */
+  override async observe(id: string): Promise<WorkerObservation | undefined> {
+    const observation = await super.observe(id);
+    const made = this.deploymentOf(deploymentName(id, this.home))?.metadata?.annotations;
+    if (!observation || !made || made[POD_TEMPLATE_HASH_ANNOTATION] === this.templateHash) return observation;
+    return { ...observation, configHash: '' };
   }
 
   async ensure(spec: WorkerSpec): Promise<void> {
