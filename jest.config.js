@@ -27,6 +27,8 @@ export default {
   testMatch: ['<rootDir>/{shared,gateway,operator,dataplane,e2e}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
+  // jest's report goes to standard error; the totals also go to standard output.
+  reporters: ['default', '<rootDir>/scripts/jest-stdout-summary.js'],
   // Also the default of every hook: a beforeAll that starts a gateway (PGlite,
   // migrations) or a server takes seconds alone but far longer on two cores
   // shared with other work (load 7–10), where 30 s failed whole files.
