@@ -5,6 +5,8 @@ import { SystemFailure } from '../systems/failure.js';
 import { platformStream } from '../systems/kafka/connection.js';
 import { describeKafkaFailure } from '../systems/kafka/errors.js';
 import type { MysqlEngine } from '../systems/mysql/connection.js';
+import { WORKER_METRICS } from '@sluice/shared/metrics';
+import { watchBinlogRetention } from './binlog-retention-gauge.js';
 import { changePublisher } from './change-publisher.js';
 import { startMysqlCdc } from './mysql-cdc/capture.js';
 import type { MysqlSourceSettings } from './mysql-cdc/contract.js';
@@ -16,7 +18,9 @@ import { positionStore } from './mysql-cdc/position-store.js';
 // keyed by the row's primary key (the whole row for a table without one).
 // The capture records its binary log position (position-store.ts) only after
 // the flush that carries the events before it was acknowledged: a crash
-// replays, never loses (docs/data-plane-mysql.md).
+// replays, never loses (docs/data-plane-mysql.md). Its /metrics also carry
+// the binary log figures (binlog-retention-gauge.ts): lag in bytes, the log
+// the recorded position needs against those the server holds, and rates.
 
 function mysqlSourceEngine(engine: MysqlEngine): Engine {
   return {
@@ -29,7 +33,7 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
         'Committed transactions read from the binary log (captured tables or not)',
       );
       const lag = ctx.metrics.gauge(
-        'sluice_source_binlog_lag_seconds',
+        WORKER_METRICS.binlogLagSeconds,
         'Time between the newest transaction read from the binary log and its reading',
       );
       const checkpointed = ctx.metrics.gauge(
@@ -37,6 +41,13 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
         'Offset in its binary log file of the position last recorded',
       );
       const publisher = changePublisher(config.connector_id, models, ctx);
+      const settings = config.configuration as MysqlSourceSettings;
+      let events = 0;
+      const binlog = watchBinlogRetention(settings, {
+        engine,
+        ctx,
+        counts: () => ({ events, transactions: transactions.get() }),
+      });
       const platform = platformStream();
       // A failure of the platform broker is said as such, not as one of the database's.
       const onBroker = <T>(doing: string, p: Promise<T>): Promise<T> =>
@@ -53,15 +64,23 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
           positionStore(platform, config.connector_id, publisher.producer),
         );
         const capture = await startMysqlCdc(
-          config.configuration as MysqlSourceSettings,
+          settings,
           {
             engine,
             connectorId: config.connector_id,
             tables: models.map((d) => ({ entry: d.entry, datamodelId: d.id })),
             policy: workerOutboundPolicy(),
-            onEvent: (event) => onBroker('Publishing change events', publisher.onEvent(event)),
+            onEvent: (event) => {
+              events += 1;
+              return onBroker('Publishing change events', publisher.onEvent(event));
+            },
             flush: () => onBroker('Publishing change events', publisher.flush()),
-            loadPosition: () => onBroker('Reading the recorded position', positions.read()),
+            loadPosition: async () => {
+              const p = await onBroker('Reading the recorded position', positions.read());
+              // The lag a stopped worker left, measured before the stream starts reducing it.
+              if (p) await binlog.measure({ read: p, needed: p });
+              return p;
+            },
             savePosition: (p) => onBroker('Recording the position', positions.write(p)),
             log: (level, msg, fields) => ctx.log(level, msg, fields),
             onTransaction: (commitMs) => {
@@ -73,7 +92,13 @@ function mysqlSourceEngine(engine: MysqlEngine): Engine {
           signal,
         );
         ctx.log('info', 'capturing', { tables: models.length });
-        return { done: capture.done.finally(() => publisher.close()) };
+        binlog.start(() => capture.positions());
+        return {
+          done: capture.done.finally(() => {
+            binlog.stop();
+            return publisher.close();
+          }),
+        };
       } catch (e) {
         await publisher.close();
         throw e;

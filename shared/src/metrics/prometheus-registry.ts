@@ -27,6 +27,10 @@ export class Counter {
   set(labels: Labels, value: number): void {
     this.#values.set(labelText(labels), { labels, value });
   }
+  /** Forgets every label set (a gauge whose labels name what it measures, when that changes). */
+  clear(): void {
+    this.#values.clear();
+  }
   get(labels: Labels = {}): number {
     return this.#values.get(labelText(labels))?.value ?? 0;
   }

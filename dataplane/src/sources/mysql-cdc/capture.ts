@@ -121,6 +121,7 @@ export async function startMysqlCdc(
     const dumpSession = await open();
     dumpSession.conn.on('error', () => undefined);
     const dumpConnection = dumpSession.conn;
+    let run: BinlogStream | undefined;
     const stream = async () => {
       if (!start) {
         const snapshotConnection = await connection();
@@ -133,7 +134,7 @@ export async function startMysqlCdc(
           `resuming at ${start.file}:${start.offset}${start.gtid ? ` (GTID ${start.gtid})` : ''}`,
         );
       }
-      const run = new BinlogStream(
+      run = new BinlogStream(
         { readShape, dumpConnection, serverId: replicaServerId(settings, options.connectorId), where },
         options,
         tables,
@@ -151,7 +152,11 @@ export async function startMysqlCdc(
         dumpSession.destroy();
         return closeAll();
       });
-    return { done };
+    const positions = () => {
+      if (run) return { read: run.readPosition, needed: run.recorded };
+      return start ? { read: start, needed: start } : null;
+    };
+    return { done, positions };
   } catch (error) {
     await closeAll();
     throw describe(error, `Starting the capture of ${engine} at ${where}`);

@@ -49,6 +49,8 @@ export interface MysqlCdcOptions {
 export interface MysqlCdcCapture {
   /** Settles when the capture stops: resolves after an abort, rejects with the reason of a failure. */
   done: Promise<void>;
+  /** Where it reads and where a restart would resume; null while the snapshot runs. */
+  positions(): { read: BinlogPosition; needed: BinlogPosition } | null;
 }
 
 export class MysqlCdcError extends Error {

@@ -74,6 +74,11 @@ export class BinlogStream {
   /** The last position recorded. */
   recorded: BinlogPosition;
 
+  /** Where the stream reads now (monitoring: its lag behind the server). */
+  get readPosition(): BinlogPosition {
+    return { ...this.position };
+  }
+
   constructor(
     private readonly parts: BinlogStreamParts,
     private readonly options: MysqlCdcOptions,
@@ -211,6 +216,12 @@ export class BinlogStream {
         const r = parseRotate(body);
         this.position.file = r.file;
         this.position.offset = r.position;
+        // A real rotation (logged at the end of the old file, after its last commit): the new file's
+        // start is recorded at the next heartbeat, so an idle capture does not keep needing a log the
+        // server may purge (the server's fake ROTATE at the dump's start carries no position).
+        if (header.nextPosition > 0 && this.transaction === null) {
+          this.committed = { ...this.position };
+        }
         return;
       }
       case EVENT.HEARTBEAT:
