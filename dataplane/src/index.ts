@@ -43,6 +43,9 @@ export * from './backfill/stream-range.js';
 export * from './backfill/table-pages.js';
 export * from './backfill/stream-start.js';
 export * from './backfill/group-read.js';
+export * from './backfill/source-reader.js';
+export * from './backfill/binlog-resume.js';
+export type { BinlogPosition } from './sources/mysql-cdc/position.js';
 // The preview of a subscription (gateway): the target's mapping and the
 // PostgreSQL target's DDL, by the very functions the worker runs.
 export { mapMessage, type MappedMessage } from './target/records.js';

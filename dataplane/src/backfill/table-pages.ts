@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { changeEvent } from '../contracts.js';
+import { SystemFailure } from '../systems/failure.js';
 import { quoteIdent } from '../systems/postgres/connection.js';
 import { decodeValue } from '../sources/pgoutput.js';
 import { parseEntry, primaryKey, qualifiedEntry } from '../sources/postgres-cdc/tables.js';
@@ -23,9 +24,10 @@ export interface TableKey {
 export async function tableKey(client: pg.Client, entry: string): Promise<TableKey> {
   const from = qualifiedEntry(parseEntry(entry));
   const { rows } = await client.query<{ ok: boolean }>('select to_regclass($1) is not null as ok', [from]);
-  if (!rows[0]?.ok) throw new Error(`Table ${entry} does not exist in the source database`);
+  if (!rows[0]?.ok) throw new SystemFailure(`Table ${entry} does not exist in the source database`);
   const columns = await primaryKey(client, from);
-  if (!columns) throw new Error(`Table ${entry} has no primary key: a re-snapshot reads tables in key order`);
+  if (!columns)
+    throw new SystemFailure(`Table ${entry} has no primary key: a re-snapshot reads tables in key order`);
   const types = await client.query<{ name: string; type: string }>(
     `select a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type
        from pg_attribute a where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped`,
@@ -81,7 +83,7 @@ export async function readTablePage(
  */
 export function snapshotMessages(
   rows: readonly Record<string, unknown>[],
-  key: TableKey,
+  key: { columns: readonly string[] },
   at: { connectorId: string; datamodelId: string; entry: string; topic: string; first: number },
 ): ConsumedMessage[] {
   const now = Date.now();
@@ -90,7 +92,7 @@ export function snapshotMessages(
       op: 'r',
       before: null,
       after: row,
-      keyColumns: key.columns,
+      keyColumns: [...key.columns],
       connector_id: at.connectorId,
       datamodel_id: at.datamodelId,
       entry: at.entry,

@@ -3,8 +3,19 @@ import { changeEvent } from '../../contracts.js';
 import type { MysqlEngine } from '../../systems/mysql/connection.js';
 import type { TableShape } from './columns.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
+import { readPaged } from '../paged-read.js';
+import {
+  boundAfter,
+  qualified,
+  quoteId,
+  RAW,
+  readKeyPage,
+  rowOf,
+  type KeyBound,
+  type RawRow,
+} from './key-pages.js';
 import { formatPosition, type BinlogPosition } from './position.js';
-import { snapshotValue } from './row-values.js';
+import { binlogStatus, gtidAt, NO_BINLOG } from './server-position.js';
 
 // The initial snapshot: every whitelisted table read (op `r`) in one
 // REPEATABLE READ transaction started WITH CONSISTENT SNAPSHOT, and the
@@ -15,18 +26,13 @@ import { snapshotValue } from './row-values.js';
 // between the transaction's start and that read (Debezium's and
 // mysqldump --single-transaction --master-data's method). Each table is read
 // in primary-key order, in chunks of `snapshotChunkRows` (keyset pages: each
-// query is short and holds little), and its events are flushed once read.
+// query is short and holds little: key-pages.ts), and its events are
+// flushed once read.
 
 export interface SnapshotTable {
   shape: TableShape;
   datamodelId: string;
 }
-
-export const quoteId = (name: string) => '`' + name.replace(/`/g, '``') + '`';
-export const qualified = (s: { schema: string; table: string }) => `${quoteId(s.schema)}.${quoteId(s.table)}`;
-
-/** Every value as the bytes of the text protocol: row-values.ts converts them by column. */
-const RAW = { typeCast: (field: { buffer(): Buffer | null }) => field.buffer() };
 
 async function startConsistentSnapshot(conn: mysql.Connection, engine: MysqlEngine): Promise<BinlogPosition> {
   await conn.query("SET SESSION time_zone = '+00:00'");
@@ -42,11 +48,8 @@ async function startConsistentSnapshot(conn: mysql.Connection, engine: MysqlEngi
     );
     const file = status.get('binlog_snapshot_file') ?? '';
     const offset = Number(status.get('binlog_snapshot_position') ?? 0);
-    if (!file)
-      throw new MysqlCdcError('The server has no binary log (log_bin is off): change data capture needs it');
-    const [gtidRows] = await conn.query('SELECT BINLOG_GTID_POS(?, ?) AS gtid', [file, offset]);
-    const gtid = String((gtidRows as { gtid: string | null }[])[0]?.gtid ?? '');
-    return { file, offset, gtid };
+    if (!file) throw new MysqlCdcError(NO_BINLOG);
+    return { file, offset, gtid: await gtidAt(conn, file, offset) };
   }
   await conn.query('FLUSH TABLES WITH READ LOCK').catch((e: unknown) => {
     throw new MysqlCdcError(
@@ -55,12 +58,7 @@ async function startConsistentSnapshot(conn: mysql.Connection, engine: MysqlEngi
   });
   try {
     await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-    // MySQL 8.4 renamed SHOW MASTER STATUS; 8.0 knows only the old name.
-    const [rows] = await conn.query('SHOW BINARY LOG STATUS').catch(() => conn.query('SHOW MASTER STATUS'));
-    const row = (rows as { File?: string; Position?: number }[])[0];
-    if (!row?.File)
-      throw new MysqlCdcError('The server has no binary log (log_bin is off): change data capture needs it');
-    return { file: row.File, offset: Number(row.Position), gtid: '' };
+    return { ...(await binlogStatus(conn)), gtid: '' };
   } finally {
     await conn.query('UNLOCK TABLES');
   }
@@ -86,9 +84,8 @@ export async function readSnapshot(
       const ts = Date.now();
       const entry = `${shape.schema}.${shape.table}`;
       const key = shape.primaryKey.length > 0 ? shape.primaryKey : shape.columns.map((c) => c.name);
-      const emit = async (raw: Record<string, Buffer | null>) => {
-        const row: Record<string, unknown> = {};
-        for (const col of shape.columns) row[col.name] = snapshotValue(col, raw[col.name] ?? null);
+      const emit = async (raw: RawRow) => {
+        const row = rowOf(shape, raw);
         await options.onEvent(
           changeEvent({
             op: 'r',
@@ -105,36 +102,23 @@ export async function readSnapshot(
         );
         return row;
       };
-      const columns = shape.columns.map((c) => quoteId(c.name)).join(', ');
-      let rows = 0;
+      let rows: number;
       if (shape.primaryKey.length > 0) {
-        const pk = shape.primaryKey.map(quoteId).join(', ');
-        const keyColumns = shape.primaryKey.map((k) => shape.columns.find((c) => c.name === k)!);
-        let after: (Buffer | string)[] | null = null;
-        for (;;) {
-          signal.throwIfAborted();
-          const where = after ? `WHERE (${pk}) > (${after.map(() => '?').join(', ')})` : '';
-          const [page] = await conn.query({
-            sql: `SELECT ${columns} FROM ${qualified(shape)} ${where} ORDER BY ${pk} LIMIT ${chunk}`,
-            values: after ?? [],
-            ...RAW,
-          });
-          const list = page as Record<string, Buffer | null>[];
-          for (const raw of list) await emit(raw);
-          rows += list.length;
-          if (list.length < chunk) break;
-          const last = list[list.length - 1]!;
-          // The last key as the next page's bound: bytes for binary strings and BIT (a hex
-          // literal), text for the rest (a string literal, which the server converts to the column's type).
-          after = keyColumns.map((c) => {
-            const v = last[c.name] as Buffer;
-            return c.dataType === 'bit' || (c.charset === null && /binary|blob/.test(c.dataType))
-              ? v
-              : v.toString('utf8');
-          });
-        }
+        let after: KeyBound | null = null;
+        rows = await readPaged(
+          chunk,
+          async () => {
+            const page = await readKeyPage(conn, shape, after, chunk);
+            if (page.length > 0) after = boundAfter(shape, page[page.length - 1]!);
+            return page;
+          },
+          emit,
+          signal,
+        );
       } else {
         // No key to page by: one streaming read, its pace set by onEvent.
+        const columns = shape.columns.map((c) => quoteId(c.name)).join(', ');
+        rows = 0;
         const driver = (
           conn as unknown as {
             connection: { query(o: object): { stream(o: object): AsyncIterable<unknown> } };
@@ -145,7 +129,7 @@ export async function readSnapshot(
           .stream({ highWaterMark: chunk });
         for await (const raw of stream) {
           signal.throwIfAborted();
-          await emit(raw as Record<string, Buffer | null>);
+          await emit(raw as RawRow);
           rows += 1;
         }
       }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { changeEvent } from '../../contracts.js';
 import { quoteLiteral } from '../../systems/postgres/connection.js';
+import { readPaged } from '../paged-read.js';
 import { decodeValue, formatLsn } from '../pgoutput.js';
 import type { PostgresCdcOptions, PostgresCdcTable } from './contract.js';
 import { primaryKey, qualifiedEntry } from './tables.js';
@@ -14,7 +15,8 @@ export interface SlotSnapshot {
 /**
  * The initial snapshot: each whitelisted table read (op `r`) in one
  * REPEATABLE READ transaction on the slot's exported snapshot, through a
- * cursor, each table's events flushed once it is read.
+ * cursor fetched a page at a time (../paged-read.ts), each table's events
+ * flushed once it is read.
  */
 export async function readSnapshot(
   admin: pg.Client,
@@ -34,14 +36,18 @@ export async function readSnapshot(
       const key = (await primaryKey(admin, from)) ?? [];
       const ts = Date.now();
       await admin.query(`declare sluice_snapshot no scroll cursor for select * from ${from}`);
-      for (;;) {
-        signal.throwIfAborted();
-        const { rows } = await admin.query<Record<string, unknown>>({
-          text: `fetch ${fetchRows} from sluice_snapshot`,
-          types,
-        });
-        for (const row of rows) {
-          await options.onEvent(
+      const fetchPage = async () =>
+        (
+          await admin.query<Record<string, unknown>>({
+            text: `fetch ${fetchRows} from sluice_snapshot`,
+            types,
+          })
+        ).rows;
+      await readPaged(
+        fetchRows,
+        fetchPage,
+        (row) =>
+          options.onEvent(
             changeEvent({
               op: 'r',
               before: null,
@@ -54,10 +60,9 @@ export async function readSnapshot(
               snapshot: true,
               tsMs: ts,
             }),
-          );
-        }
-        if (rows.length < fetchRows) break;
-      }
+          ),
+        signal,
+      );
       await admin.query('close sluice_snapshot');
       await options.flush?.();
       options.log?.('info', `snapshot of ${t.schema}.${t.table} complete`);

@@ -43,6 +43,17 @@ describe('decideAutoBackfill', () => {
       expect(decideAutoBackfill(row(over))).toEqual({ action: 'wait' });
   });
 
+  it('looks at the stream of MySQL and MariaDB sources as of PostgreSQL ones, and re-snapshots them alike', () => {
+    for (const source_type of ['MYSQL_SOURCE', 'MARIADB_SOURCE']) {
+      expect(decideAutoBackfill(row({ source_type }))).toEqual({ action: 'probe', topic: 'sluice.dm-1' });
+      expect(decideAutoBackfill(row({ source_type }), 'truncated').action).toBe('snapshot');
+      expect(decideAutoBackfill(row({ source_type, turned_on_later: true }))).toEqual({
+        action: 'snapshot',
+        reason: TURNED_ON_LATER,
+      });
+    }
+  });
+
   it('re-snapshots when the stream lacks the beginning, and says why', () => {
     expect(decideAutoBackfill(row(), 'truncated')).toEqual({
       action: 'snapshot',
@@ -61,9 +72,9 @@ describe('decideAutoBackfill', () => {
       action: 'skip',
       reason: expect.stringMatching(/retained topic is the stream/),
     });
-    expect(decideAutoBackfill(row({ source_type: 'MYSQL_SOURCE' }))).toMatchObject({
+    expect(decideAutoBackfill(row({ source_type: 'MSSQL_SOURCE' }))).toMatchObject({
       action: 'skip',
-      reason: 'backfills of MYSQL_SOURCE are not supported by this version',
+      reason: 'backfills of MSSQL_SOURCE are not supported by this version',
     });
     expect(decideAutoBackfill(row({ target_type: 'ORACLE_TARGET' }))).toMatchObject({ action: 'skip' });
     expect(decideAutoBackfill(row({ team_id: null }))).toMatchObject({ action: 'skip' });
@@ -77,7 +88,7 @@ describe('decideAutoBackfill', () => {
       reason: TURNED_ON_LATER,
     });
     expect(decideAutoBackfill(row({ ...later, target_state: 'paused' }))).toEqual({ action: 'wait' });
-    expect(decideAutoBackfill(row({ ...later, source_type: 'MYSQL_SOURCE' }))).toMatchObject({
+    expect(decideAutoBackfill(row({ ...later, source_type: 'MSSQL_SOURCE' }))).toMatchObject({
       action: 'skip',
     });
   });

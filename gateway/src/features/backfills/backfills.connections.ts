@@ -1,18 +1,18 @@
-import type pg from 'pg';
 import { Consumer } from '@platformatic/kafka';
 import {
   clientOptions,
   describeKafkaFailure,
-  describePgFailure,
+  describeSourceReaderFailure,
   kafkaConnection,
   kafkaProbeOptions as kafkaClientOptions,
   openKafkaSink,
   openPostgresSink,
-  openSession,
+  openSourceReader,
   openWebhookSink,
   platformStream,
-  type PostgresSettings,
+  SystemFailure,
   type Sink,
+  type SourceReader,
 } from '@sluice/dataplane';
 import {
   sourceWorkerConfig,
@@ -35,11 +35,15 @@ import { MissingObjectError, subscriptionObjects } from '../connectors/connector
 /** Deadline of connecting and of one request to a source while planning. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** The source connector's configuration, secrets resolved. */
-async function sourceSettings(ctx: GatewayContext, sourceId: string): Promise<Record<string, unknown>> {
+/** The source connector's type and configuration, secrets resolved. */
+async function sourceOf(
+  ctx: GatewayContext,
+  sourceId: string,
+): Promise<{ type: string; configuration: Record<string, unknown> }> {
   const source = await ctx.catalog.get<ConnectorResource>('Connector', sourceId);
   if (!source) throw new MissingObjectError('Connector', sourceId);
-  return (await resolvedWorkerConfig(ctx, sourceWorkerConfig(source, []))).configuration;
+  const { configuration } = await resolvedWorkerConfig(ctx, sourceWorkerConfig(source, []));
+  return { type: source.spec.connectorType, configuration };
 }
 
 /**
@@ -51,7 +55,7 @@ export async function openStreamClient(
   sourceId: string,
   groupId = `sluice-backfill-${sourceId}`,
 ) {
-  const conn = kafkaConnection(await sourceSettings(ctx, sourceId));
+  const conn = kafkaConnection((await sourceOf(ctx, sourceId)).configuration);
   // Every broker the client dials, bootstrap or advertised, is under the policy.
   const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
     ...kafkaClientOptions(conn, outboundPolicy(ctx), CONNECT_TIMEOUT_MS),
@@ -87,19 +91,23 @@ export function openPlatformStreamClient(
   });
 }
 
-/** A session on a database source (reads only). */
-export async function openSourceDatabase(ctx: GatewayContext, sourceId: string): Promise<pg.Client> {
-  const c = await sourceSettings(ctx, sourceId);
-  const settings = {
-    ...(c as unknown as PostgresSettings),
-    port: typeof c.port === 'number' ? c.port : 5432,
-  };
-  // No statement deadline: a page of a large table may take a while.
-  return openSession(settings, {
-    policy: outboundPolicy(ctx),
-    applicationName: 'sluice-backfill',
-    connectTimeoutMs: CONNECT_TIMEOUT_MS,
-  });
+/**
+ * A reader of a database source's tables (read-only queries, a keyset page
+ * each); a source that cannot be opened is a SystemFailure with the
+ * pre-flight checks' sentence.
+ */
+export async function openSourceTables(ctx: GatewayContext, sourceId: string): Promise<SourceReader> {
+  const { type, configuration } = await sourceOf(ctx, sourceId);
+  try {
+    // No statement deadline: a page of a large table may take a while.
+    return await openSourceReader(type, configuration, {
+      policy: outboundPolicy(ctx),
+      applicationName: 'sluice-backfill',
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    });
+  } catch (e) {
+    throw new SystemFailure(describeSourceReaderFailure(type, configuration, e), { cause: e });
+  }
 }
 
 /** How the targets of this version open their Sink (the workers' own factories). */
@@ -129,9 +137,7 @@ export async function openTarget(
   return { config, sink: await open(config, outboundPolicy(ctx)) };
 }
 
-/** One sentence for a failure reading a source (the pre-flight checks' wording; no stack, no secret). */
-export function describeSourceFailure(mode: 'stream' | 'snapshot', e: unknown): string {
-  return mode === 'stream'
-    ? describeKafkaFailure(e, "the source's Kafka cluster")
-    : describePgFailure(e, 'the source database');
+/** One sentence for a failure reading a source's stream (the pre-flight checks' wording; no stack, no secret). */
+export function describeStreamFailure(e: unknown): string {
+  return describeKafkaFailure(e, "the source's Kafka cluster");
 }

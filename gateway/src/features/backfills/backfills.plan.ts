@@ -1,4 +1,10 @@
-import { estimateTableRows, remainingIn, retainedRange } from '@sluice/dataplane';
+import {
+  binlogPositionNow,
+  remainingIn,
+  retainedRange,
+  TABLE_SOURCE_TYPES,
+  type SourceReader,
+} from '@sluice/dataplane';
 import {
   changeStreamTopic,
   type ConnectorResource,
@@ -12,9 +18,9 @@ import type { GatewayContext } from '../../context.js';
 import { HttpError, unprocessable, type ValidationIssue } from '../../http/errors.js';
 import { resourceOf } from '../../mirror/projections.js';
 import {
-  describeSourceFailure,
   backfillTargetTypes,
-  openSourceDatabase,
+  describeStreamFailure,
+  openSourceTables,
   openStreamClient,
 } from './backfills.connections.js';
 import * as repo from './backfills.repository.js';
@@ -24,8 +30,14 @@ import * as repo from './backfills.repository.js';
 // sources, the targets subscribe to them; then the (data model, target)
 // pairs with their mode and what each would replay, measured on the source.
 
-/** How each source type is replayed; a type missing here cannot be backfilled by this version. */
-const MODES: Record<string, BackfillMode> = { KAFKA_SOURCE: 'stream', POSTGRES_SOURCE: 'snapshot' };
+/**
+ * How each source type is replayed: a Kafka source's topic, a database
+ * source's tables; a type missing here cannot be backfilled by this version.
+ */
+const MODES: Record<string, BackfillMode> = {
+  KAFKA_SOURCE: 'stream',
+  ...Object.fromEntries(TABLE_SOURCE_TYPES.map((type) => [type, 'snapshot' as const])),
+};
 
 /** How a source type is backfilled; undefined when this version cannot. */
 export const backfillModeOf = (connectorType: string): BackfillMode | undefined => MODES[connectorType];
@@ -36,7 +48,11 @@ export const snapshotSourceTypes = (): string[] =>
 
 /** A (data model, target) pair and where its replay starts. */
 export interface PlannedItem extends BackfillPreviewItem {
-  /** stream: the offset range per partition; snapshot: the key after which to read (null: from the start). */
+  /**
+   * stream: the offset range per partition; snapshot: the key after which
+   * to read (null: from the start) and, for MySQL and MariaDB, the binary
+   * log position the re-snapshot is consistent from (binlog-resume.ts).
+   */
   progress: unknown;
 }
 
@@ -226,8 +242,9 @@ async function measure(
   mode: BackfillMode,
   list: { source: ConnectorResource; datamodel: DataModelResource }[],
 ): Promise<{ estimated_messages: number; progress: unknown }[]> {
-  try {
-    if (mode === 'stream') {
+  const cannot = (why: string) => new HttpError(400, `Cannot read the source connector ${sourceId}: ${why}`);
+  if (mode === 'stream') {
+    try {
       const client = await openStreamClient(ctx, sourceId);
       try {
         const out = [];
@@ -239,24 +256,30 @@ async function measure(
       } finally {
         await client.close(true).catch(() => undefined);
       }
+    } catch (e) {
+      throw cannot(describeStreamFailure(e));
     }
-    const client = await openSourceDatabase(ctx, sourceId);
-    try {
-      const out = [];
-      for (const { datamodel } of list) {
-        out.push({
-          estimated_messages: await estimateTableRows(client, datamodel.spec.entry),
-          progress: { after: null },
-        });
-      }
-      return out;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+  }
+  let reader: SourceReader;
+  try {
+    reader = await openSourceTables(ctx, sourceId);
   } catch (e) {
-    throw new HttpError(
-      400,
-      `Cannot read the source connector ${sourceId}: ${describeSourceFailure(mode, e)}`,
-    );
+    throw cannot(e instanceof Error ? e.message : String(e));
+  }
+  try {
+    // Taken before any page is read: the changes after it are the stream's (binlog-resume.ts).
+    const binlog = await binlogPositionNow(reader);
+    const out = [];
+    for (const { datamodel } of list) {
+      out.push({
+        estimated_messages: await reader.estimateRows(datamodel.spec.entry),
+        progress: { after: null, ...(binlog ? { binlog } : {}) },
+      });
+    }
+    return out;
+  } catch (e) {
+    throw cannot(reader.describe(e));
+  } finally {
+    await reader.close();
   }
 }

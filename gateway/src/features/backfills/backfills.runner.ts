@@ -1,13 +1,10 @@
 import {
   fetchRange,
-  keyValuesOf,
   positiveSetting,
   prepareSubscription,
-  readTablePage,
   remainingIn,
   retainedRange,
   snapshotMessages,
-  tableKey,
   targetMetrics,
   writeBatch,
   type ConsumedMessage,
@@ -19,9 +16,10 @@ import { oneLine } from '@sluice/shared/util';
 import type { GatewayContext } from '../../context.js';
 import { LeasedRunner, runnerPerDatabase, type LeaseOptions } from '../../leased-runner.js';
 import type { BackfillItemRow, BackfillRunRow } from '../../db/schema.js';
+import { resumeBinlogSources } from './backfills.binlog.js';
 import {
-  describeSourceFailure,
-  openSourceDatabase,
+  describeStreamFailure,
+  openSourceTables,
   openStreamClient,
   openTarget,
 } from './backfills.connections.js';
@@ -107,7 +105,8 @@ export class BackfillRunner extends LeasedRunner<string, BackfillRunnerOptions> 
         await repo.finishRun(db, runId, 'cancelled', null);
         return;
       }
-      for (const item of await repo.itemsOf(db, runId)) {
+      const items = await repo.itemsOf(db, runId);
+      for (const item of items) {
         if (item.state !== 'pending' && item.state !== 'running') continue;
         let outcome: Outcome;
         try {
@@ -138,6 +137,11 @@ export class BackfillRunner extends LeasedRunner<string, BackfillRunnerOptions> 
           return;
         }
         await repo.setItemState(db, runId, item.position, 'succeeded');
+      }
+      const unresumed = await resumeBinlogSources(this.ctx, run, items);
+      if (unresumed) {
+        await repo.finishRun(db, runId, 'failed', unresumed);
+        return;
       }
       await repo.finishRun(db, runId, 'succeeded', null);
       this.ctx.log.info({ backfill: runId }, 'Backfill succeeded');
@@ -202,7 +206,7 @@ export class BackfillRunner extends LeasedRunner<string, BackfillRunnerOptions> 
   ): Promise<Outcome> {
     const progress = item.progress as { partitions: StreamRange; tail?: boolean };
     const client = await openStreamClient(this.ctx, item.source_connector_id).catch((e: unknown) => {
-      throw new Error(describeSourceFailure('stream', e), { cause: e });
+      throw new Error(describeStreamFailure(e), { cause: e });
     });
     try {
       for (;;) {
@@ -241,31 +245,38 @@ export class BackfillRunner extends LeasedRunner<string, BackfillRunnerOptions> 
     write: (m: ConsumedMessage[], progress: unknown) => Promise<Outcome | null>,
   ): Promise<Outcome> {
     const progress = item.progress as { after: unknown[] | null };
-    const client = await openSourceDatabase(this.ctx, item.source_connector_id).catch((e: unknown) => {
-      throw new Error(describeSourceFailure('snapshot', e), { cause: e });
-    });
+    const reader = await openSourceTables(this.ctx, item.source_connector_id);
+    // The source's failures in its own words (no statement); the target's come from writeBatch.
+    const fromSource = <T>(read: Promise<T>) =>
+      read.catch((e: unknown) => {
+        throw new Error(reader.describe(e), { cause: e });
+      });
     try {
       const entry = (await this.entryOf(item)) ?? '';
-      const key = await tableKey(client, entry);
+      const table = await fromSource(reader.table(entry));
       let replayed = Number(item.messages_replayed);
       for (;;) {
-        const rows = await readTablePage(client, entry, key, progress.after, this.options.batchSize);
+        const { rows, next } = await fromSource(table.page(progress.after, this.options.batchSize));
         if (rows.length === 0) return 'done';
-        const messages = snapshotMessages(rows, key, {
-          connectorId: item.source_connector_id,
-          datamodelId: item.datamodel_id,
-          entry,
-          topic,
-          first: replayed,
-        });
-        progress.after = keyValuesOf(rows[rows.length - 1]!, key);
+        const messages = snapshotMessages(
+          rows,
+          { columns: table.keyColumns },
+          {
+            connectorId: item.source_connector_id,
+            datamodelId: item.datamodel_id,
+            entry,
+            topic,
+            first: replayed,
+          },
+        );
+        progress.after = next;
         const stop = await write(messages, progress);
         if (stop) return stop;
         replayed += rows.length;
         if (rows.length < this.options.batchSize) return 'done';
       }
     } finally {
-      await client.end().catch(() => undefined);
+      await reader.close();
     }
   }
 

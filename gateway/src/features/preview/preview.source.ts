@@ -1,14 +1,12 @@
 import {
   platformStream,
-  readTablePage,
   snapshotMessages,
-  tableKey,
   type ConsumedMessage,
-  type TableKey,
   SystemFailure,
   fetchRecentKafkaMessages,
   type RawKafkaMessage,
-  withPg,
+  TABLE_SOURCE_TYPES,
+  withSourceReader,
 } from '@sluice/dataplane';
 import { type WorkerConfig } from '@sluice/shared/catalog';
 import { OutboundPolicy } from '@sluice/shared/net';
@@ -17,8 +15,9 @@ import { type PreviewSourceKind } from '@sluice/shared/schemas';
 // Where the preview's messages come from (docs/data-plane.md "Preview"): the
 // newest messages of the subscription's change stream, read with plain Fetch
 // requests (no consumer group, nothing committed); for a database source whose
-// stream is still empty, a few rows of the source table shaped as the
-// snapshot change events its worker would publish; or the request's own
+// stream is still empty, a few rows of the source table (PostgreSQL, MySQL,
+// MariaDB: the backfill's keyset read) shaped as the snapshot change events
+// its worker would publish; or the request's own
 // messages. Every message has the shape the target loop consumes
 // (ConsumedMessage), so the mapping is the worker's.
 
@@ -67,9 +66,8 @@ export function givenMessages(
   const base = { kind: 'request' as const, topic: sub.topic, table: null, warnings: [] };
   if (sub.stream.kind === 'platform') {
     // Database sources: each item is a row, published as a snapshot read would be.
-    const noKey: TableKey = { columns: [], types: [] };
     const rows = items as Record<string, unknown>[];
-    return { ...base, messages: snapshotMessages(rows, noKey, at(sub, source)) };
+    return { ...base, messages: snapshotMessages(rows, { columns: [] }, at(sub, source)) };
   }
   const now = BigInt(Date.now());
   return {
@@ -148,16 +146,23 @@ export async function fetchedMessages(
       );
     }
   }
-  if (source.connectorType !== 'POSTGRES_SOURCE') {
+  if (!TABLE_SOURCE_TYPES.includes(source.connectorType)) {
     throw new SystemFailure(
       `${warnings.join('; ')}; sampling a ${source.connectorType} table is not supported by this version of Sluice`,
     );
   }
   warnings.push(`Rows sampled from the source table ${source.entry}, as snapshot change events`);
-  const messages = await withPg(source.configuration, o, async (client) => {
-    const key = await tableKey(client, source.entry);
-    const rows = await readTablePage(client, source.entry, key, null, o.limit);
-    return snapshotMessages(rows, key, at(sub, source));
+  // The pre-flight checks' connection and deadlines (the outbound policy, or the SSH tunnel).
+  const reader = {
+    ...o,
+    connectTimeoutMs: o.timeoutMs,
+    queryTimeoutMs: o.timeoutMs,
+    applicationName: 'sluice-preflight',
+  };
+  const messages = await withSourceReader(source.connectorType, source.configuration, reader, async (r) => {
+    const table = await r.table(source.entry);
+    const { rows } = await table.page(null, o.limit);
+    return snapshotMessages(rows, { columns: table.keyColumns }, at(sub, source));
   });
   return { kind: 'table', topic: sub.topic, table: source.entry, messages, warnings };
 }
