@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type {
+  BinlogStatus,
   ConnectorResource,
   DataModelResource,
   Monitoring,
@@ -8,12 +9,13 @@ import type {
 } from '@sluice/shared/catalog';
 import type { Action, ObjectRef } from '../reconcile/actions.js';
 import { histogramQuantile, mergeBuckets } from './histogram-quantile.js';
-import type { WorkerFigures } from './worker-figures.js';
+import type { BinlogFigures, WorkerFigures } from './worker-figures.js';
 
 // The monitoring collector's pure half: from what the workers' /metrics say
 // now (and said at the last read), the status.monitoring of each data model,
-// subscription and pipeline, and the replication slot of each PostgreSQL
-// source — as patchStatus actions, only for what changed.
+// subscription and pipeline, the replication slot of each PostgreSQL
+// source and the binary logs of each MySQL/MariaDB source — as patchStatus
+// actions, only for what changed.
 //
 // Counters accumulate across worker restarts: each read adds what a worker
 // counted since the previous read of the same worker run. A run read for the
@@ -45,6 +47,30 @@ export function walChanged(before: number | undefined, after: number, threshold:
   if (before === undefined) return true;
   if (before > threshold !== after > threshold) return true;
   return Math.abs(after - before) >= Math.max(64 * 1024, before * 0.01);
+}
+
+/**
+ * Whether a binary log measurement is worth a status write: the logs named
+ * or the count before the needed one moved (what the purge guard judges),
+ * or the lag, the bytes held or a rate moved enough.
+ */
+export function binlogChanged(before: BinlogStatus | undefined, after: BinlogFigures): boolean {
+  if (!before) return true;
+  const { lagBytes, heldBytes, eventsPerSecond, transactionsPerSecond, ...named } = after;
+  const { lagBytes: lagBefore, heldBytes: heldBefore, ...namedBefore } = before;
+  for (const [k, v] of Object.entries(named))
+    if (namedBefore[k as keyof typeof namedBefore] !== v) return true;
+  // Caught up (0) or not is always news; else a change of a hundredth, at least 4 KiB.
+  const bytes = (a: number, b: number) =>
+    (a === 0) !== (b === 0) || Math.abs(b - a) >= Math.max(4096, a * 0.01);
+  const rate = (a: number | undefined, b: number | undefined) =>
+    (a ?? 0) !== (b ?? 0) && Math.abs((a ?? 0) - (b ?? 0)) >= Math.max(1, (a ?? 0) * 0.1);
+  return (
+    bytes(lagBefore, lagBytes) ||
+    bytes(heldBefore, heldBytes) ||
+    rate(before.eventsPerSecond, eventsPerSecond) ||
+    rate(before.transactionsPerSecond, transactionsPerSecond)
+  );
 }
 
 type Getter = (f: WorkerFigures) => number;
@@ -199,6 +225,10 @@ export function planMonitoring(input: MonitoringInput): Action[] {
   for (const s of input.subscriptions) emit(s, subscriptionSources(s));
   for (const p of input.pipelines) emit(p, pipelineSources(p, subByKey.get(key(p, p.spec.subscriptionId))));
   for (const c of input.connectors) {
+    const binlog = workers.get(key(c, c.metadata.name))?.figures.binlog;
+    if (binlog && !c.metadata.deletionTimestamp && binlogChanged(c.status?.binlog, binlog)) {
+      actions.push({ type: 'patchStatus', ref: ref(c), status: { binlog: { ...binlog, measuredAt: now } } });
+    }
     const slot = workers.get(key(c, c.metadata.name))?.figures.slot;
     if (!slot || c.metadata.deletionTimestamp) continue;
     const before = c.status?.replicationSlot;

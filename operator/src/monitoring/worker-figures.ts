@@ -1,6 +1,7 @@
 import { mergeBuckets, type Bucket } from './histogram-quantile.js';
 import type { Sample } from './prometheus-text.js';
 import { WORKER_METRICS } from '@sluice/shared/metrics';
+import type { BinlogStatus } from '@sluice/shared/catalog';
 
 // What one worker's /metrics say, by the ids the catalog knows: a source
 // worker's figures by data model, a target worker's by subscription
@@ -25,6 +26,33 @@ export interface WorkerFigures {
   latency: Record<string, Bucket[]>;
   /** POSTGRES_SOURCE: the slot and the WAL it retains. */
   slot?: { name: string; retainedWalBytes: number };
+  /** MYSQL_SOURCE, MARIADB_SOURCE: the binary logs against the capture's positions, and its rates. */
+  binlog?: BinlogFigures;
+}
+
+export type BinlogFigures = Omit<BinlogStatus, 'measuredAt'>;
+
+/** The binary log figures, once the worker measured the logs (its logs_before_needed names them). */
+function binlogFigures(samples: readonly Sample[]): BinlogFigures | undefined {
+  const value = (name: string) => samples.find((s) => s.name === name)?.value;
+  const files = samples.find((s) => s.name === WORKER_METRICS.binlogLogsBeforeNeeded);
+  const { needed_file, oldest_file, current_file } = files?.labels ?? {};
+  if (!files || !needed_file || !oldest_file || !current_file) return undefined;
+  const bytes = (name: string) => Math.max(0, Math.round(value(name) ?? 0));
+  const f: BinlogFigures = {
+    neededFile: needed_file,
+    oldestFile: oldest_file,
+    currentFile: current_file,
+    logsBeforeNeeded: Math.max(-1, Math.round(files.value)),
+    lagBytes: bytes(WORKER_METRICS.binlogLagBytes),
+    heldBytes: bytes(WORKER_METRICS.binlogHeldBytes),
+    expireSeconds: bytes(WORKER_METRICS.binlogExpireSeconds),
+  };
+  const events = value(WORKER_METRICS.sourceEventsRate);
+  const transactions = value(WORKER_METRICS.sourceTransactionsRate);
+  if (events !== undefined) f.eventsPerSecond = Math.max(0, events);
+  if (transactions !== undefined) f.transactionsPerSecond = Math.max(0, transactions);
+  return f;
 }
 
 export function emptyFigures(): WorkerFigures {
@@ -83,6 +111,8 @@ export function workerFigures(samples: readonly Sample[]): WorkerFigures {
         break;
     }
   }
+  const binlog = binlogFigures(samples);
+  if (binlog) f.binlog = binlog;
   return f;
 }
 
@@ -106,6 +136,7 @@ export function sumFigures(list: readonly WorkerFigures[]): WorkerFigures {
     }
     if (x.startedAtMs !== undefined) f.startedAtMs = Math.min(f.startedAtMs ?? Infinity, x.startedAtMs);
     f.slot ??= x.slot;
+    f.binlog ??= x.binlog;
   }
   return f;
 }

@@ -5,9 +5,9 @@ import {
   type ReplicationSlotStatus,
   type SubscriptionResource,
 } from '@sluice/shared/catalog';
-import { connector, pipeline as pipelineOf } from '../../test/plan-fixtures.js';
-import type { Action, Plan } from './actions.js';
-import { planConnector, workerSelector } from './connector/connector.plan.js';
+import { degradedOf, pausedSource, statusOf } from '../../test/degraded-fixtures.js';
+import { pipeline as pipelineOf } from '../../test/plan-fixtures.js';
+import { planConnector } from './connector/connector.plan.js';
 import { planPipeline } from './pipeline/pipeline.plan.js';
 import { slotRetentionCondition, slotWalDegradedBytes } from './slot-retention.js';
 
@@ -20,24 +20,13 @@ const slot = (bytes: number): ReplicationSlotStatus => ({
   measuredAt: NOW,
 });
 
-const pausedConnector = connector(
-  { name: 'pg', teamId: 't', connectorType: 'POSTGRES_SOURCE', configuration: {}, desiredState: 'stopped' },
-  { name: 'src' },
-);
-/** The paused source as the operator left it (its scale status too), with a slot and conditions. */
-const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[]): ConnectorResource => ({
-  ...pausedConnector,
-  status: {
-    state: 'paused',
-    observedGeneration: 1,
-    effectiveState: 'stopped',
-    effectiveReason: 'Its desiredState is stopped',
-    replicas: 0,
-    selector: workerSelector(pausedConnector),
-    ...(replicationSlot ? { replicationSlot } : {}),
-    ...(conditions ? { conditions } : {}),
-  },
-});
+const paused = (replicationSlot?: ReplicationSlotStatus, conditions?: Condition[]): ConnectorResource =>
+  pausedSource(
+    { name: 'pg', connectorType: 'POSTGRES_SOURCE' },
+    'src',
+    replicationSlot ? { replicationSlot } : {},
+    conditions,
+  );
 
 const connectorPlan = (c: ConnectorResource, now = NOW) =>
   planConnector({
@@ -48,12 +37,6 @@ const connectorPlan = (c: ConnectorResource, now = NOW) =>
     slotWalDegradedBytes: 10 * MiB,
     now,
   });
-const statusOf = (plan: Plan) =>
-  (plan.actions.find((a) => a.type === 'patchStatus') as Extract<Action, { type: 'patchStatus' }> | undefined)
-    ?.status;
-const degradedOf = (plan: Plan) =>
-  (statusOf(plan)?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Degraded');
-
 describe('the Degraded condition of a replication slot retaining WAL', () => {
   it('is set past the threshold with the size in its message, and its Warning event', () => {
     const plan = connectorPlan(paused(slot(12 * MiB)));

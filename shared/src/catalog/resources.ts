@@ -166,6 +166,34 @@ export const ReplicationSlotStatus = Type.Object(
   { additionalProperties: false },
 );
 export type ReplicationSlotStatus = Static<typeof ReplicationSlotStatus>;
+/** A MYSQL_SOURCE's or MARIADB_SOURCE's binary logs as its worker last measured them (SHOW BINARY LOGS). */
+export const BinlogStatus = Type.Object(
+  {
+    neededFile: Type.String({
+      description: 'The binary log the recorded position needs (a restart resumes there)',
+    }),
+    oldestFile: Type.String({ description: 'The oldest binary log the server holds' }),
+    currentFile: Type.String({ description: 'The binary log the server writes' }),
+    logsBeforeNeeded: Type.Integer({
+      minimum: -1,
+      description: 'Logs held older than the needed one, purged before it; -1: the needed one is purged',
+    }),
+    lagBytes: Type.Integer({
+      minimum: 0,
+      description: "Bytes between the capture's position and the server's",
+    }),
+    heldBytes: Type.Integer({ minimum: 0, description: 'Bytes of every binary log the server holds' }),
+    expireSeconds: Type.Integer({
+      minimum: 0,
+      description: 'The server purges logs older than this; 0: never',
+    }),
+    eventsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
+    transactionsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
+    measuredAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type BinlogStatus = Static<typeof BinlogStatus>;
 
 /**
  * How a worker's last run ended, the same under both runtimes (Kubernetes:
@@ -231,6 +259,7 @@ export const ConnectorStatus = Type.Object(
       }),
     ),
     replicationSlot: Type.Optional(ReplicationSlotStatus),
+    binlog: Type.Optional(BinlogStatus),
     worker: Type.Optional(WorkerStatus),
     replicas: Type.Optional(
       Type.Integer({

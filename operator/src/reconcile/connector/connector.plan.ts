@@ -22,6 +22,7 @@ import { connectorType, isSecretRef } from '@sluice/shared/connectors';
 import { managedSecretName, type WorkerObservation, type WorkerSpec, workerId } from '@sluice/shared/ports';
 import { type Action, type ObjectRef, type Plan } from '../actions.js';
 import type { ConditionValue } from '../conditions.js';
+import { binlogRetentionCondition } from '../binlog-retention.js';
 import { slotRetentionCondition } from '../slot-retention.js';
 import { stateStatusActions } from '../state-status.js';
 import { captureReleaseStep } from './capture-release.js';
@@ -278,7 +279,9 @@ export function planConnector(input: ConnectorInput): Plan {
 
   const state = CONNECTOR_MOVES[move].to;
   const degraded =
-    slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes) ?? singleReaderCondition(c);
+    slotRetentionCondition(c.status?.replicationSlot, input.slotWalDegradedBytes) ??
+    binlogRetentionCondition(c) ??
+    singleReaderCondition(c);
   actions.push(
     ...withWorkerStatus(
       stateStatusActions(ref, c.status, state, message, c.metadata.generation ?? 0, input.now, degraded, {

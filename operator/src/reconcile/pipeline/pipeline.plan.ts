@@ -9,6 +9,7 @@ import {
   type SubscriptionResource,
 } from '@sluice/shared/catalog';
 import type { Action, ObjectRef, Plan } from '../actions.js';
+import { binlogRetentionCondition } from '../binlog-retention.js';
 import { slotRetentionCondition } from '../slot-retention.js';
 import { stateStatusActions } from '../state-status.js';
 
@@ -91,8 +92,10 @@ export function planPipeline(input: PipelineInput): Plan {
   }
 
   const state = PIPELINE_MOVES[move].to;
-  // The source's slot is the pipeline's problem too (Argo CD shows the parent, not the child).
-  const degraded = slotRetentionCondition(source?.status?.replicationSlot, input.slotWalDegradedBytes);
+  // The source's slot or binary logs are the pipeline's problem too (Argo CD shows the parent, not the child).
+  const degraded =
+    slotRetentionCondition(source?.status?.replicationSlot, input.slotWalDegradedBytes) ??
+    (source ? binlogRetentionCondition(source) : undefined);
   actions.push(
     ...stateStatusActions(ref, p.status, state, message, p.metadata.generation ?? 0, input.now, degraded),
   );
