@@ -8,7 +8,7 @@
 //     (the walsender decodes and streams, the client writes to /dev/null), the
 //     path the worker takes minus parsing and publishing. It consumes its slot.
 /* global performance -- Node 24 global */
-import { spawn } from 'node:child_process';
+import { timedRun } from './measure.js';
 
 /** Seconds to decode the slot's changes up to `endLsn`, and how many pgoutput messages and bytes that made. */
 export const peekDecode = async (client, { slot, publication, endLsn }) => {
@@ -28,37 +28,25 @@ export const peekDecode = async (client, { slot, publication, endLsn }) => {
  * (process start to exit; its own start-up is a few milliseconds).
  */
 export const recvLogical = ({ databaseUrl, slot, publication, endLsn, timeoutMs = 300_000 }) =>
-  new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(
-      'pg_recvlogical',
-      [
-        '--dbname',
-        databaseUrl,
-        '--slot',
-        slot,
-        '--start',
-        '--endpos',
-        endLsn,
-        '--no-loop',
-        '--option',
-        'proto_version=1',
-        '--option',
-        `publication_names=${publication}`,
-        '--file',
-        '/dev/null',
-        '--status-interval',
-        '10',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let err = '';
-    child.stderr.on('data', (b) => (err += b));
-    child.once('error', reject);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ seconds: (performance.now() - start) / 1000 });
-      else reject(new Error(`pg_recvlogical exited with ${code}: ${err.trim().slice(-300)}`));
-    });
-  });
+  timedRun(
+    'pg_recvlogical',
+    [
+      '--dbname',
+      databaseUrl,
+      '--slot',
+      slot,
+      '--start',
+      '--endpos',
+      endLsn,
+      '--no-loop',
+      '--option',
+      'proto_version=1',
+      '--option',
+      `publication_names=${publication}`,
+      '--file',
+      '/dev/null',
+      '--status-interval',
+      '10',
+    ],
+    { timeoutMs },
+  );

@@ -33,6 +33,7 @@ import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { peekDecode, recvLogical } from './floor.js';
+import { pct, publishedAtLeast, spread } from './measure.js';
 
 const ROWS = Number(option('--rows', process.env.BENCH_ROWS ?? '100000'));
 const SINGLE_ROWS = Number(option('--single-rows', '50000'));
@@ -41,6 +42,25 @@ const ROUNDS = Number(option('--rounds', process.env.BENCH_ROUNDS ?? '1'));
 const CASES = option('--cases', 'bulk,single').split(',');
 const WARMUP_ROWS = Number(option('--warmup-rows', '10000'));
 const WORKER_NODE_OPTIONS = option('--worker-node-options', DEFAULT_WORKER_NODE_OPTIONS);
+const ROW_SIZE = option('--row-size', '200');
+
+// The rows: `--row-size 200` (the default) about 200 bytes of values each, text of 32 to 128
+// characters, numeric and jsonb; `--row-size 120` about 120 bytes, the MariaDB bench's row (a text
+// of 39–44 characters and a jsonb of about 55 bytes).
+const ROW_VALUES = {
+  200: {
+    label: `'#' || g || ' ' || repeat(md5(g::text), 1 + g % 4)`,
+    doc: `jsonb_build_object('n', g, 'tags', jsonb_build_array('t' || g % 17, 't' || g % 5), 'text', md5(g::text))`,
+  },
+  120: {
+    label: `'#' || g || ' ' || md5(g::text)`,
+    doc: `jsonb_build_object('n', g, 'tags', jsonb_build_array('t' || g % 17, 't' || g % 5), 't', left(md5(g::text), 12))`,
+  },
+}[ROW_SIZE];
+if (!ROW_VALUES) {
+  console.error(`--row-size is 200 or 120, not ${ROW_SIZE}`);
+  process.exit(64);
+}
 
 const brokers = (process.env.SLUICE_TEST_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
 const databaseUrl = process.env.SLUICE_TEST_DATABASE_URL;
@@ -100,10 +120,8 @@ const lsnValue = (text) => {
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
 };
 
-// The rows: about 200 bytes of values each, text of 32 to 128 characters, numeric and jsonb.
 const ROW_SQL = (table, g) => `insert into ${table} (id, version, label, amount, doc)
-  select g, 0, '#' || g || ' ' || repeat(md5(g::text), 1 + g % 4), (g * 37 % 10000000) / 100.0,
-         jsonb_build_object('n', g, 'tags', jsonb_build_array('t' || g % 17, 't' || g % 5), 'text', md5(g::text))
+  select g, 0, ${ROW_VALUES.label}, (g * 37 % 10000000) / 100.0, ${ROW_VALUES.doc}
     from ${g}`;
 
 /** `rows` rows in transactions of `perTransaction` (1: one transaction per row, written by the server). */
@@ -152,17 +170,6 @@ const sourceConfig = (id, table, topic) => ({
 const WORKER_ENV = {
   SLUICE_STREAM_BROKERS: brokers.join(','),
   ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
-};
-
-/** Polls the worker's published counter until it reaches `n`; the time it did. */
-const publishedAtLeast = async (worker, n, ms = 300_000) => {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const m = await worker.metrics().catch(() => null);
-    if (m && m.get('sluice_source_messages_total') >= n) return performance.now();
-    await sleep(25);
-  }
-  throw new Error(`the worker published fewer than ${n} events in ${ms} ms`);
 };
 
 const runCase = async (rows, perTransaction) => {
@@ -281,9 +288,6 @@ try {
   await serverClient.end();
 }
 
-const pct = (v) => `${Math.round(v * 100)}%`;
-const spread = (values, fmt) =>
-  values.length > 1 ? ` (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})` : '';
 const rows = [...results].map(([name, rs]) => {
   const { rows: n, perTransaction } = CASE_SETTINGS[name];
   if (rs.length === 0)
@@ -320,7 +324,7 @@ const rows = [...results].map(([name, rs]) => {
   ];
 });
 console.log(
-  `\nPostgreSQL CDC: medians of ${ROUNDS} round(s), (min–max) over the rounds, ratios round by round; peak RSS: the largest\n`,
+  `\nPostgreSQL CDC, rows of about ${ROW_SIZE} bytes: medians of ${ROUNDS} round(s), (min–max) over the rounds, ratios round by round; peak RSS: the largest\n`,
 );
 console.log(
   table(
