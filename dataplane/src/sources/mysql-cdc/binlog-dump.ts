@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type mysql from 'mysql2/promise';
+import { encodeGtidSet, parseGtidSet } from './gtid-set.js';
 
-// COM_BINLOG_DUMP over a mysql2 connection, each binary log event handed
+// COM_BINLOG_DUMP (or MySQL's COM_BINLOG_DUMP_GTID) over a mysql2 connection, each binary log event handed
 // over as its raw bytes (header and body, checksum stripped). mysql2's own
 // binlog command decodes four event types and drops the bytes of the others,
 // so the command is ours: an object the driver's command queue runs
@@ -37,11 +38,20 @@ export interface BinlogDumpRequest {
   /** File and offset to start at; MariaDB ignores them when `@slave_connect_state` is set. */
   file: string;
   position: number;
+  /**
+   * MySQL's executed GTID set (`uuid:1-N,…`): when set, the dump is
+   * COM_BINLOG_DUMP_GTID and the server sends every transaction not in it
+   * (file and offset are not sent).
+   */
+  mysqlGtidSet?: string;
   /** Whether the server appends a CRC32 to each event (`@master_binlog_checksum` was set). */
   checksum: boolean;
 }
 
 const COM_BINLOG_DUMP = 0x12;
+const COM_BINLOG_DUMP_GTID = 0x1e;
+/** COM_BINLOG_DUMP_GTID flag: the GTID set's data follows. */
+const BINLOG_THROUGH_GTID = 0x04;
 
 /**
  * The running dump: emits `event` (Buffer), `error`, and `end` when the
@@ -62,7 +72,11 @@ export class BinlogDump extends EventEmitter {
     if (!this.started) {
       this.started = true;
       this.connection._resetSequenceId();
-      this.connection.write(dumpPacket(this.request));
+      this.connection.write(
+        this.request.mysqlGtidSet
+          ? dumpGtidPacket(this.request, this.request.mysqlGtidSet)
+          : dumpPacket(this.request),
+      );
       this.connection._bumpSequenceId(1);
       return false;
     }
@@ -90,7 +104,8 @@ export class BinlogDump extends EventEmitter {
   }
 }
 
-function dumpPacket(r: BinlogDumpRequest): Buffer {
+/** The packet (header and payload) of COM_BINLOG_DUMP. */
+export function dumpPacket(r: BinlogDumpRequest): Buffer {
   const name = Buffer.from(r.file, 'utf8');
   const length = 11 + name.length;
   const buf = Buffer.alloc(4 + length);
@@ -102,6 +117,27 @@ function dumpPacket(r: BinlogDumpRequest): Buffer {
   buf.writeUInt32LE(r.serverId, 11);
   name.copy(buf, 15);
   return buf;
+}
+
+/**
+ * The packet of COM_BINLOG_DUMP_GTID: flags, server id, an empty file name
+ * (its length, 4 bytes), position 4 (8 bytes), then the encoded GTID set and
+ * its length (4 bytes); the server starts at the oldest file holding a
+ * transaction the set lacks.
+ */
+export function dumpGtidPacket(r: BinlogDumpRequest, gtidSet: string): Buffer {
+  const sids = encodeGtidSet(parseGtidSet(gtidSet));
+  const payload = Buffer.alloc(1 + 2 + 4 + 4 + 8 + 4 + sids.length);
+  let pos = payload.writeUInt8(COM_BINLOG_DUMP_GTID, 0);
+  pos = payload.writeUInt16LE(BINLOG_THROUGH_GTID, pos); // blocking at the end of the log
+  pos = payload.writeUInt32LE(r.serverId, pos);
+  pos = payload.writeUInt32LE(0, pos); // file name length: none
+  pos = payload.writeBigUInt64LE(4n, pos);
+  pos = payload.writeUInt32LE(sids.length, pos);
+  sids.copy(payload, pos);
+  const header = Buffer.alloc(4);
+  header.writeUIntLE(payload.length, 0, 3);
+  return Buffer.concat([header, payload]);
 }
 
 /** Starts the dump on `conn` (which then runs nothing else). */

@@ -1,3 +1,5 @@
+import { uuidText } from './gtid-set.js';
+
 // The binary log events the capture reads, decoded from their bytes (MySQL
 // 5.6+ and MariaDB 10.x, binlog version 4): the common 19-byte header, then
 // per type. Row values are decoded apart (row-values.ts), once the table's
@@ -19,7 +21,11 @@ export const EVENT = {
   DELETE_ROWS_V2: 32,
   MYSQL_GTID: 33,
   MYSQL_ANONYMOUS_GTID: 34,
+  /** An update whose JSON columns may be logged as diffs (binlog_row_value_options=PARTIAL_JSON). */
+  MYSQL_PARTIAL_UPDATE_ROWS: 39,
   MYSQL_TRANSACTION_PAYLOAD: 40,
+  /** A GTID with a tag (MySQL 8.3+: `uuid:tag:gno`). */
+  MYSQL_GTID_TAGGED: 42,
   MARIADB_GTID: 162,
   MARIADB_QUERY_COMPRESSED: 165,
   MARIADB_WRITE_ROWS_COMPRESSED_V1: 169,
@@ -133,6 +139,20 @@ export function parseMariadbGtid(body: Buffer): MariadbGtidEvent {
   const domain = r.uint(4);
   const flags = r.u8();
   return { domain, sequence, standalone: (flags & 1) !== 0 };
+}
+
+export interface MysqlGtidEvent {
+  /** The source UUID, lower case with dashes. */
+  uuid: string;
+  /** The transaction's number at its source. */
+  gno: bigint;
+}
+
+/** GTID_LOG_EVENT: a flags byte, the source UUID (16 bytes), the transaction number (8 bytes); then commit-order fields not needed here. */
+export function parseMysqlGtid(body: Buffer): MysqlGtidEvent {
+  const r = new Reader(body, 1);
+  const uuid = uuidText(r.bytes(16));
+  return { uuid, gno: r.u64() };
 }
 
 export interface TableMapEvent {
@@ -292,6 +312,8 @@ export interface RowsEvent {
   /** Which columns each image holds (all of them with binlog_row_image=FULL). */
   present: boolean[];
   presentAfter: boolean[];
+  /** MySQL's PARTIAL_UPDATE_ROWS_EVENT: each after image starts with its value options (row-values.ts). */
+  partial: boolean;
   /** Where the row images start in `body`. */
   reader: Reader;
 }
@@ -303,6 +325,7 @@ export function rowsKind(type: number): RowsKind | null {
       return 'write';
     case EVENT.UPDATE_ROWS_V1:
     case EVENT.UPDATE_ROWS_V2:
+    case EVENT.MYSQL_PARTIAL_UPDATE_ROWS:
       return 'update';
     case EVENT.DELETE_ROWS_V1:
     case EVENT.DELETE_ROWS_V2:
@@ -323,10 +346,15 @@ export function parseRowsHead(type: number, body: Buffer): RowsEvent {
   const r = new Reader(body);
   const tableId = r.uint(6);
   r.pos += 2; // flags
-  if (type >= EVENT.WRITE_ROWS_V2) r.pos += r.u16() - 2; // extra data, its length counting itself
+  if (type >= EVENT.WRITE_ROWS_V2) {
+    // Extra data (MySQL's version 2 events), its length counting its own two bytes.
+    const extra = r.u16();
+    r.pos += extra - 2;
+  }
   const columnCount = r.lenenc();
   const width = (columnCount + 7) >> 3;
   const present = bitmap(r.bytes(width), columnCount);
   const presentAfter = kind === 'update' ? bitmap(r.bytes(width), columnCount) : present;
-  return { kind, tableId, columnCount, present, presentAfter, reader: r };
+  const partial = type === EVENT.MYSQL_PARTIAL_UPDATE_ROWS;
+  return { kind, tableId, columnCount, present, presentAfter, partial, reader: r };
 }

@@ -1,14 +1,16 @@
+import { addGtid, formatGtidSet, parseGtidSet } from './gtid-set.js';
+
 // A place in a server's binary log: the file and offset of the next event
-// to read, and MariaDB's GTID position (one `domain-server-sequence` per
-// replication domain) when the server has one. The GTID position is what a
-// restart resumes from on MariaDB (it survives binary log rotation and a
-// failover to a server holding the same transactions); file and offset
-// otherwise.
+// to read, and the GTID position when the server has one: MariaDB's (one
+// `domain-server-sequence` per replication domain) or MySQL's executed GTID
+// set (`uuid:1-N,…`, gtid-set.ts). The GTID position is what a restart
+// resumes from (it survives binary log rotation and a failover to a server
+// holding the same transactions); file and offset otherwise.
 
 export interface BinlogPosition {
   file: string;
   offset: number;
-  /** MariaDB's GTID position (`0-1-58,1-2-7`), or '' when the server has none. */
+  /** MariaDB's GTID position (`0-1-58,1-2-7`), MySQL's executed GTID set (`3e11fa47-…:1-58`), or '' when there is none. */
   gtid: string;
 }
 
@@ -21,6 +23,11 @@ export function advanceGtid(gtid: string, domain: number, serverId: number, sequ
     .sort(([a], [b]) => a - b)
     .map(([, v]) => v)
     .join(',');
+}
+
+/** MySQL's executed GTID set with the transaction `uuid:gno` added. */
+export function advanceMysqlGtid(gtid: string, uuid: string, gno: bigint): string {
+  return formatGtidSet(addGtid(parseGtidSet(gtid), uuid, gno));
 }
 
 /** As events carry it (`source.position`): the GTID position when there is one, else `file:offset`. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseTableMap, Reader, TYPE, type ColumnMeta } from './binlog-events.js';
 import type { TableColumn } from './columns.js';
+import { column } from './__tests__/table-column.js';
 import { binlogValue, float32 } from './row-values.js';
 import { wkbToWkt } from './wkt.js';
 
@@ -17,17 +18,6 @@ const meta = (m: Partial<ColumnMeta>): ColumnMeta => ({
   decimals: 0,
   bits: 0,
   ...m,
-});
-const column = (c: Partial<TableColumn>): TableColumn => ({
-  name: 'c',
-  dataType: 'int',
-  columnType: 'int',
-  unsigned: false,
-  charset: null,
-  members: [],
-  json: false,
-  binaryLength: 0,
-  ...c,
 });
 const value = (type: number, m: Partial<ColumnMeta>, hex: string, c: Partial<TableColumn> = {}) =>
   binlogValue(type, meta(m), column(c), new Reader(Buffer.from(hex.replace(/ /g, ''), 'hex')));

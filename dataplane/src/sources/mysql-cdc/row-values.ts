@@ -1,6 +1,8 @@
 import { TextDecoder } from 'node:util';
 import { bitmap, type ColumnMeta, type Reader, TYPE } from './binlog-events.js';
 import type { TableColumn } from './columns.js';
+import { decimalSize, decodeDecimal } from './decimal.js';
+import { decodeMysqlJson, MysqlJsonError } from './mysql-json.js';
 import { wkbToWkt } from './wkt.js';
 
 // Column values as change events carry them, read from the binary log
@@ -157,32 +159,8 @@ function timestamp(seconds: number, micros: number, fsp: number): string {
   return `${iso}${fraction(micros, fsp)}Z`;
 }
 
-/** DECIMAL's binary form: 9 digits per 4 bytes, the sign in the first bit, negatives complemented. */
 function readDecimal(r: Reader, precision: number, scale: number): string {
-  const SIZES = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
-  const integral = precision - scale;
-  const intFull = Math.floor(integral / 9);
-  const intRest = integral % 9;
-  const fracFull = Math.floor(scale / 9);
-  const fracRest = scale % 9;
-  const size = SIZES[intRest]! + intFull * 4 + fracFull * 4 + SIZES[fracRest]!;
-  const buf = Buffer.from(r.bytes(size));
-  const negative = (buf[0]! & 0x80) === 0;
-  buf[0]! ^= 0x80;
-  if (negative) for (let i = 0; i < buf.length; i++) buf[i] = ~buf[i]! & 0xff;
-  let pos = 0;
-  const take = (bytes: number, digits: number) => {
-    const v = bytes ? buf.readUIntBE(pos, bytes) : 0;
-    pos += bytes;
-    return pad(v, digits);
-  };
-  let int = take(SIZES[intRest]!, intRest);
-  for (let i = 0; i < intFull; i++) int += take(4, 9);
-  let frac = '';
-  for (let i = 0; i < fracFull; i++) frac += take(4, 9);
-  frac += take(SIZES[fracRest]!, fracRest);
-  int = int.replace(/^0+(?=\d)/, '') || '0';
-  return `${negative ? '-' : ''}${int}${scale > 0 ? '.' + frac : ''}`;
+  return decodeDecimal(r.bytes(decimalSize(precision, scale)), precision, scale);
 }
 
 function signed(v: number, bytes: number, unsigned: boolean): number {
@@ -280,10 +258,17 @@ export function binlogValue(type: number, meta: ColumnMeta, col: TableColumn, r:
       return stringValue(col, r.bytes(r.uint(meta.length)));
     case TYPE.GEOMETRY:
       return wkbToWkt(r.bytes(r.uint(meta.length)));
-    case TYPE.JSON:
-      throw new UnsupportedValueError(
-        `column ${col.name} is MySQL's binary JSON, which this version of Sluice does not decode from the binary log`,
-      );
+    case TYPE.JSON: {
+      const bytes = r.bytes(r.uint(meta.length));
+      try {
+        return decodeMysqlJson(bytes);
+      } catch (error) {
+        if (!(error instanceof MysqlJsonError)) throw error;
+        throw new UnsupportedValueError(
+          `column ${col.name} holds binary JSON that cannot be read: ${error.message}`,
+        );
+      }
+    }
     default:
       throw new UnsupportedValueError(
         `column ${col.name} has binary log type ${type}, which Sluice does not decode`,
@@ -291,14 +276,53 @@ export function binlogValue(type: number, meta: ColumnMeta, col: TableColumn, r:
   }
 }
 
-/** One row image: the null bitmap of the columns present, then their values. */
+/** Value option of a partial update's after image: JSON columns may be diffs against the before image. */
+const PARTIAL_JSON_UPDATES = 1;
+
+/**
+ * The JSON columns logged as diffs in the after image of MySQL's partial
+ * update (binlog_row_value_options=PARTIAL_JSON), from the value options
+ * that start it: one bit per JSON column of the table, present in the image
+ * or not.
+ */
+function partialJsonColumns(r: Reader, types: readonly number[]): Set<number> {
+  const diffed = new Set<number>();
+  if ((r.lenenc() & PARTIAL_JSON_UPDATES) === 0) return diffed;
+  const json = types.flatMap((t, i) => (t === TYPE.JSON ? [i] : []));
+  const bits = bitmap(r.bytes((json.length + 7) >> 3), json.length);
+  json.forEach((i, n) => bits[n] && diffed.add(i));
+  return diffed;
+}
+
+/**
+ * A JSON column of a partial update's after image logged as a diff: no
+ * operation (the value is unchanged) reads as the before image's value;
+ * operations (replace/insert/remove at JSON paths) are refused, not applied.
+ */
+function diffedJson(r: Reader, meta: ColumnMeta, col: TableColumn, before: Record<string, unknown>): unknown {
+  const length = r.uint(meta.length);
+  if (length === 0) return before[col.name] ?? null;
+  throw new UnsupportedValueError(
+    `the server logged an update of JSON column ${col.name} as a partial diff (binlog_row_value_options=PARTIAL_JSON), ` +
+      "which Sluice does not apply: set binlog_row_value_options to '' (SET PERSIST binlog_row_value_options = '') " +
+      'so that updates carry whole JSON values, then take a new snapshot (the diffs already logged cannot be read)',
+  );
+}
+
+/**
+ * One row image: the null bitmap of the columns present, then their values.
+ * `before`: this is the after image of MySQL's partial update, whose JSON
+ * diffs refer to that before image.
+ */
 export function readRowImage(
   r: Reader,
   present: readonly boolean[],
   types: readonly number[],
   meta: readonly ColumnMeta[],
   columns: readonly TableColumn[],
+  before?: Record<string, unknown>,
 ): Record<string, unknown> {
+  const diffed = before ? partialJsonColumns(r, types) : null;
   const count = present.filter(Boolean).length;
   const nulls = bitmap(r.bytes((count + 7) >> 3), count);
   const row: Record<string, unknown> = {};
@@ -306,7 +330,9 @@ export function readRowImage(
   for (let i = 0; i < types.length; i++) {
     if (!present[i]) continue;
     const col = columns[i]!;
-    row[col.name] = nulls[n++] ? null : binlogValue(types[i]!, meta[i]!, col, r);
+    if (nulls[n++]) row[col.name] = null;
+    else if (diffed?.has(i)) row[col.name] = diffedJson(r, meta[i]!, col, before!);
+    else row[col.name] = binlogValue(types[i]!, meta[i]!, col, r);
   }
   return row;
 }
