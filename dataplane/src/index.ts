@@ -27,6 +27,8 @@ export * from './systems/webhook/probes.js';
 // The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
 export { dropPostgresCdc } from './sources/postgres-cdc/cleanup.js';
 export type { PostgresSourceSettings } from './sources/postgres-cdc/contract.js';
+// The MySQL/MariaDB capture's position topic, deleted by the gateway when a source is deleted.
+export { deletePositionTopic, positionTopic } from './sources/mysql-cdc/position-store.js';
 // The slot's retained WAL, measured by the gateway while no worker reads it (paused sources).
 export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a

@@ -42,10 +42,11 @@ export const STOP_ANNOTATION = `${API_GROUP}/stopped-at`;
 /**
  * Set by the gateway on a PostgreSQL source being deleted, once it tried to
  * drop the source's replication slot and publication (it holds the secrets
- * to connect; the operator does not read them): `dropped`, or the sentence
- * saying why not. The operator's finalizer waits for it, a bounded time,
- * before the connector's managed Secret and the connector go
- * (docs/data-plane-postgres.md, "Deleting a source").
+ * to connect; the operator does not read them), and on a MySQL or MariaDB
+ * source once it tried to delete its position topic on the platform broker:
+ * `dropped`, or the sentence saying why not. The operator's finalizer waits
+ * for it, a bounded time, before the connector's managed Secret and the
+ * connector go (docs/data-plane-postgres.md, "Deleting a source").
  */
 export const CAPTURE_RELEASED_ANNOTATION = `${API_GROUP}/capture-released`;
 export const CAPTURE_DROPPED = 'dropped';

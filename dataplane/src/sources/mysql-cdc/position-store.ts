@@ -59,6 +59,29 @@ export async function positionStore(
   };
 }
 
+/**
+ * Deletes the connector's position topic (its connector is deleted: nothing
+ * resumes from it); resolves false when there was none, so deleting again is
+ * harmless.
+ */
+export async function deletePositionTopic(
+  connection: KafkaConnection,
+  connectorId: string,
+): Promise<boolean> {
+  const topic = positionTopic(connectorId);
+  const admin = new Admin(clientOptions(connection, `sluice-${connectorId}-admin`));
+  try {
+    if (!(await admin.listTopics()).includes(topic)) return false;
+    await admin.deleteTopics({ topics: [topic] }).catch(async (e: unknown) => {
+      // Another gateway replica deleted it meanwhile.
+      if ((await admin.listTopics()).includes(topic)) throw e;
+    });
+    return true;
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
+}
+
 async function readNewest(
   connection: KafkaConnection,
   connectorId: string,

@@ -1,4 +1,11 @@
-import { dropPostgresCdc, type PostgresSourceSettings } from '@sluice/dataplane';
+import {
+  deletePositionTopic,
+  describeKafkaFailure,
+  dropPostgresCdc,
+  platformStream,
+  positionTopic,
+  type PostgresSourceSettings,
+} from '@sluice/dataplane';
 import {
   CAPTURE_DROPPED,
   CAPTURE_RELEASED_ANNOTATION,
@@ -26,7 +33,9 @@ import { resolvedStoredConfiguration } from '../../connections/stored-configurat
 //   Secret.
 // A source that cannot be reached does not block the delete: the outcome
 // says why, and the operator's Warning event names the slot for a person to
-// drop (docs/data-plane-postgres.md, "Deleting a source").
+// drop (docs/data-plane-postgres.md, "Deleting a source"). A MySQL or
+// MariaDB source's release deletes its position topic on the platform broker
+// the same two ways (no secret needed; docs/data-plane-mysql.md).
 
 /** Drops the capture; resolves to `dropped` or the sentence saying why not. Undefined: nothing to drop. */
 export type CaptureRelease = () => Promise<string | undefined>;
@@ -45,6 +54,9 @@ const running = (ctx: GatewayContext) => {
 
 const sentence = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** Sources whose position is a topic of the platform broker. */
+const POSITION_TOPIC_TYPES = new Set(['MYSQL_SOURCE', 'MARIADB_SOURCE']);
+
 /** What a capture release reads: the catalog, the secrets, the service database, the outbound settings. */
 export type CaptureReleaseContext = Pick<GatewayContext, 'config' | 'db' | 'log' | 'secretStore' | 'catalog'>;
 
@@ -54,6 +66,25 @@ export async function prepareCaptureRelease(
   row: { id: string; connector_type: string; spec: unknown },
 ): Promise<CaptureRelease> {
   const def = connectorType(row.connector_type);
+  if (def && POSITION_TOPIC_TYPES.has(def.type)) {
+    return async () => {
+      let brokers = '';
+      try {
+        const platform = platformStream();
+        brokers = platform.brokers.join(',');
+        await deletePositionTopic(platform, row.id);
+        return CAPTURE_DROPPED;
+      } catch (e) {
+        // Unset SLUICE_STREAM_BROKERS says so itself; a broker's failure is said as the broker's.
+        const why = brokers ? describeKafkaFailure(e, brokers) : sentence(e);
+        ctx.log.warn(
+          { connector: row.id, err: why },
+          `could not delete the position topic ${positionTopic(row.id)} of a deleted source: delete it on the platform broker`,
+        );
+        return why;
+      }
+    };
+  }
   if (!def || def.type !== 'POSTGRES_SOURCE') return async () => undefined;
   let settings: PostgresSourceSettings;
   try {
@@ -128,7 +159,8 @@ export function releaseOnDeletion(ctx: GatewayContext, object: ClusterObject): v
   if (object.kind !== 'Connector') return;
   const c = object as ConnectorResource;
   const { name: id, namespace } = c.metadata;
-  if (connectorType(c.spec.connectorType)?.type !== 'POSTGRES_SOURCE') return;
+  const type = connectorType(c.spec.connectorType)?.type;
+  if (type !== 'POSTGRES_SOURCE' && !POSITION_TOPIC_TYPES.has(type ?? '')) return;
   if (c.metadata.annotations?.[CAPTURE_RELEASED_ANNOTATION] !== undefined || running(ctx).has(id)) return;
   running(ctx).add(id);
   void (async () => {

@@ -45,3 +45,31 @@ describe('the deletion of a PostgreSQL source waits for the gateway to drop its 
     expect(captureReleaseStep(deleting('POSTGRES_SOURCE'), at(1), undefined)).toEqual({});
   });
 });
+
+describe('the deletion of a MySQL or MariaDB source waits for the gateway to delete its position topic', () => {
+  const at = (s: number) => new Date(Date.parse('2026-11-23T10:00:00Z') + s * 1000).toISOString();
+  const topic = 'sluice-position.0b6f1c2e-1111-4aaa-8bbb-000000000001';
+
+  it('waits while no outcome is recorded, then goes on quietly once deleted', () => {
+    expect(captureReleaseStep(deleting('MARIADB_SOURCE'), at(1), 120_000)).toEqual({ wait: 5000 });
+    expect(captureReleaseStep(deleting('MYSQL_SOURCE'), at(1), 120_000)).toEqual({ wait: 5000 });
+    const c = deleting('MARIADB_SOURCE', { [CAPTURE_RELEASED_ANNOTATION]: 'dropped' });
+    expect(captureReleaseStep(c, at(1), 120_000)).toEqual({});
+  });
+
+  it('goes on with a warning naming the topic when the delete failed or nobody answered in time', () => {
+    const failed = deleting('MYSQL_SOURCE', {
+      [CAPTURE_RELEASED_ANNOTATION]: 'SLUICE_STREAM_BROKERS is not set',
+    });
+    expect(captureReleaseStep(failed, at(1), 120_000)).toEqual({
+      warning:
+        `The position topic ${topic} was not deleted (SLUICE_STREAM_BROKERS is not set); ` +
+        `delete it on the platform broker: kafka-topics.sh --delete --topic ${topic}`,
+      reason: 'PositionTopicLeft',
+    });
+    expect(captureReleaseStep(deleting('MARIADB_SOURCE'), at(120), 120_000)).toEqual({
+      warning: `No gateway deleted the position topic ${topic} within 120 s; delete it on the platform broker: kafka-topics.sh --delete --topic ${topic}`,
+      reason: 'PositionTopicLeft',
+    });
+  });
+});

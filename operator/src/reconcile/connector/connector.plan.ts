@@ -179,7 +179,8 @@ export function planConnector(input: ConnectorInput): Plan {
   if (c.metadata.deletionTimestamp) {
     if (worker)
       return { actions: [{ type: 'stopWorker', id: workerId(c.metadata.namespace, c.metadata.name) }] };
-    // The gateway drops a PostgreSQL source's slot with the Secret's values: both stay until then.
+    // The gateway drops a PostgreSQL source's slot with the Secret's values (both stay until then),
+    // and a MySQL/MariaDB source's position topic.
     const release = captureReleaseStep(c, input.now, input.captureReleaseTimeoutMs);
     if ('wait' in release) return { actions: [], requeueAfterMs: release.wait };
     if (release.warning) {
@@ -187,7 +188,7 @@ export function planConnector(input: ConnectorInput): Plan {
         type: 'event',
         ref,
         eventType: 'Warning',
-        reason: 'ReplicationSlotLeft',
+        reason: release.reason ?? 'CaptureLeft',
         message: release.warning,
       });
     }
