@@ -1,3 +1,5 @@
+import type mysql from 'mysql2/promise';
+
 // MySQL's GTIDs (gtid_mode=ON): each transaction is `source_uuid:gno`, and a
 // server's position is the set of transactions it executed, written
 // `uuid:1-57:60,uuid2:1-9` (gtid_executed). The capture keeps that set as
@@ -110,4 +112,21 @@ function u64(v: bigint): Buffer {
   const b = Buffer.alloc(8);
   b.writeBigUInt64LE(v);
   return b;
+}
+
+/**
+ * MySQL's executed GTID set as a position, read where the server writes
+ * now: '' (file and offset) unless gtid_mode is ON (other modes log
+ * transactions without a GTID, which a GTID set cannot resume past), the
+ * set is empty, or it holds tagged GTIDs.
+ */
+export async function executedGtidPosition(conn: mysql.Connection): Promise<string> {
+  const [rows] = await conn.query('SELECT @@global.gtid_mode AS mode, @@global.gtid_executed AS executed');
+  const row = (rows as { mode: string | null; executed: string | null }[])[0];
+  if (String(row?.mode ?? '').toUpperCase() !== 'ON') return '';
+  try {
+    return formatGtidSet(parseGtidSet(row?.executed ?? ''));
+  } catch {
+    return '';
+  }
 }

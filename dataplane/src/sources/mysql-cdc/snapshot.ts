@@ -14,6 +14,7 @@ import {
   type KeyBound,
   type RawRow,
 } from './key-pages.js';
+import { executedGtidPosition } from './gtid-set.js';
 import { formatPosition, type BinlogPosition } from './position.js';
 import { binlogStatus, gtidAt, NO_BINLOG } from './server-position.js';
 
@@ -58,7 +59,8 @@ async function startConsistentSnapshot(conn: mysql.Connection, engine: MysqlEngi
   });
   try {
     await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-    return { ...(await binlogStatus(conn)), gtid: '' };
+    // Under the lock, the executed GTID set matches the file and offset: the position where the server has GTIDs.
+    return { ...(await binlogStatus(conn)), gtid: await executedGtidPosition(conn) };
   } finally {
     await conn.query('UNLOCK TABLES');
   }

@@ -5,6 +5,7 @@ import {
   HEADER_LENGTH,
   parseHeader,
   parseMariadbGtid,
+  parseMysqlGtid,
   parseQuery,
   parseRotate,
   parseRowsHead,
@@ -17,7 +18,8 @@ import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
 import type { TableColumn, TableShape } from './columns.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { columnsOfMap } from './shape-check.js';
-import { advanceGtid, formatPosition, type BinlogPosition } from './position.js';
+import { isMysqlGtidSet } from './gtid-set.js';
+import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } from './position.js';
 import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
 
@@ -113,6 +115,10 @@ export class BinlogStream {
       file: this.position.file,
       position: this.position.offset,
       checksum,
+      // MySQL with GTIDs: every transaction not in the executed set, wherever it is.
+      ...(this.options.engine !== 'MariaDB' && isMysqlGtidSet(this.position.gtid)
+        ? { mysqlGtidSet: this.position.gtid }
+        : {}),
     });
     return this.consume(dump);
   }
@@ -240,6 +246,29 @@ export class BinlogStream {
         };
         return;
       }
+      case EVENT.MYSQL_GTID:
+        advance();
+        // Kept only from a position that has the whole set (the snapshot read gtid_executed).
+        if (isMysqlGtidSet(this.position.gtid)) {
+          const g = parseMysqlGtid(body);
+          this.transaction = {
+            position: `${g.uuid}:${g.gno}`,
+            gtidAfter: advanceMysqlGtid(this.position.gtid, g.uuid, g.gno),
+            tsMs: header.timestamp * 1000,
+            events: 0,
+          };
+        }
+        return;
+      case EVENT.MYSQL_GTID_TAGGED:
+        advance();
+        if (isMysqlGtidSet(this.position.gtid)) {
+          this.options.log?.(
+            'warn',
+            'the server writes tagged GTIDs, which Sluice does not keep: the position is file and offset from here on',
+          );
+          this.position.gtid = '';
+        }
+        return;
       case EVENT.QUERY:
         advance();
         return this.query(header, body, queueEmpty);
@@ -381,7 +410,9 @@ export class BinlogStream {
     while (r.pos < r.buf.length) {
       const first = readRowImage(r, head.present, map.types, map.meta, columns);
       const second =
-        head.kind === 'update' ? readRowImage(r, head.presentAfter, map.types, map.meta, columns) : null;
+        head.kind === 'update'
+          ? readRowImage(r, head.presentAfter, map.types, map.meta, columns, head.partial ? first : undefined)
+          : null;
       const before = head.kind === 'write' ? null : first;
       const after = head.kind === 'write' ? first : second;
       await this.options.onEvent(
