@@ -54,8 +54,9 @@ const ItemPlan = {
   estimated_messages: Type.Integer({
     minimum: 0,
     description:
-      'stream: the sum over partitions of end − earliest offset; snapshot: the planner’s row estimate ' +
-      '(pg_class.reltuples, or count(*) for a table never analysed)',
+      'stream: the sum over partitions of end − earliest offset; snapshot: the server’s row estimate ' +
+      '(PostgreSQL: pg_class.reltuples, or count(*) for a table never analysed; MySQL and MariaDB: ' +
+      'information_schema.tables.table_rows, or count(*) when it is 0)',
   }),
 };
 

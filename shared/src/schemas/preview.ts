@@ -50,7 +50,12 @@ const PreviewSource = Type.Object(
         '(a database source whose stream is still empty); `request`: the `messages` of the request',
     ),
     topic: Type.String({ description: 'The change-stream topic the target worker reads' }),
-    table: Nullable(Type.String({ description: 'The source table sampled (`schema.table`), for `table`' })),
+    table: Nullable(
+      Type.String({
+        description:
+          'The source table sampled (`schema.table`; `database.table` on MySQL and MariaDB), for `table`',
+      }),
+    ),
     fetched: Type.Integer({ description: 'Messages (or rows) mapped' }),
   },
   { additionalProperties: false },

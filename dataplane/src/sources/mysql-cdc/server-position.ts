@@ -1,6 +1,7 @@
 import type mysql from 'mysql2/promise';
 import type { MysqlEngine } from '../../systems/mysql/connection.js';
 import { MysqlCdcError } from './contract.js';
+import { executedGtidPosition } from './gtid-set.js';
 import type { BinlogPosition } from './position.js';
 
 // What the server says of its binary log: where it writes now, the GTID
@@ -26,10 +27,18 @@ export async function gtidAt(conn: mysql.Connection, file: string, offset: numbe
   return String((rows as { gtid: string | null }[])[0]?.gtid ?? '');
 }
 
-/** Where the server writes now, with MariaDB's GTID position there. */
+/**
+ * Where the server writes now, with its GTID position: MariaDB's at that
+ * file and offset; MySQL's executed set read first, so that a transaction
+ * committed between the two reads is streamed again rather than skipped.
+ */
 export async function currentPosition(conn: mysql.Connection, engine: MysqlEngine): Promise<BinlogPosition> {
-  const { file, offset } = await binlogStatus(conn);
-  return { file, offset, gtid: engine === 'MariaDB' ? await gtidAt(conn, file, offset) : '' };
+  if (engine === 'MariaDB') {
+    const { file, offset } = await binlogStatus(conn);
+    return { file, offset, gtid: await gtidAt(conn, file, offset) };
+  }
+  const gtid = await executedGtidPosition(conn);
+  return { ...(await binlogStatus(conn)), gtid };
 }
 
 /** Whether the server still holds the binary log file of `p` (false: purged, or another server's). */
