@@ -27,8 +27,15 @@ export * from './systems/webhook/probes.js';
 // The PostgreSQL capture's clean-up, used by the gateway when a source is deleted.
 export { dropPostgresCdc } from './sources/postgres-cdc/cleanup.js';
 export type { PostgresSourceSettings } from './sources/postgres-cdc/contract.js';
-// The MySQL/MariaDB capture's position topic, deleted by the gateway when a source is deleted.
-export { deletePositionTopic, positionTopic } from './sources/mysql-cdc/position-store.js';
+// The MySQL/MariaDB capture's position topic, deleted by the gateway when a source is deleted, and
+// its binary logs measured against that position by the gateway while no worker reads them.
+export {
+  deletePositionTopic,
+  positionTopic,
+  readRecordedPosition,
+} from './sources/mysql-cdc/position-store.js';
+export { measureBinlogRetention, type BinlogRetention } from './sources/binlog-retention.js';
+export type { MysqlSourceSettings } from './sources/mysql-cdc/contract.js';
 // The slot's retained WAL, measured by the gateway while no worker reads it (paused sources).
 export { measureSlotRetention, type SlotRetention } from './sources/slot-retention.js';
 // Backfills (run by the gateway): the target loop's write path and sinks, a

@@ -133,7 +133,8 @@ export async function createContext(
   const scheduler = config.scheduler.enabled
     ? new TaskScheduler(ctx).start(config.scheduler.intervalMs)
     : undefined;
-  // The retained WAL of paused PostgreSQL sources (features/monitoring), with the other periodic jobs.
+  // The retained WAL of paused PostgreSQL sources and the binary logs of paused MySQL/MariaDB
+  // sources (features/monitoring), with the other periodic jobs.
   const slots = config.scheduler.enabled
     ? new SlotMonitor(ctx).start(config.monitoring.intervalMs)
     : undefined;

@@ -59,6 +59,22 @@ export async function positionStore(
   };
 }
 
+/** The newest position recorded for the connector, read without making its topic; null when there is none. */
+export async function readRecordedPosition(
+  connection: KafkaConnection,
+  connectorId: string,
+): Promise<BinlogPosition | null> {
+  const topic = positionTopic(connectorId);
+  const admin = new Admin(clientOptions(connection, `sluice-${connectorId}-admin`));
+  try {
+    // A connector never started (or deleted meanwhile) has no topic: nothing recorded.
+    if (!(await admin.listTopics()).includes(topic)) return null;
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
+  return readNewest(connection, connectorId, topic);
+}
+
 /**
  * Deletes the connector's position topic (its connector is deleted: nothing
  * resumes from it); resolves false when there was none, so deleting again is

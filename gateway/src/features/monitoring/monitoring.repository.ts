@@ -23,12 +23,15 @@ export function findSourceConnector(db: Db, id: string): Promise<SlotSourceRow |
     .executeTakeFirst();
 }
 
-/** PostgreSQL sources no worker reads (paused, or failed): the gateway measures their slots. */
-export function unreadPostgresSources(db: Db, limit: number): Promise<SlotSourceRow[]> {
+/**
+ * Sources no worker reads (paused, or failed): the gateway measures their
+ * slots (PostgreSQL) and binary logs (MySQL, MariaDB).
+ */
+export function unreadSources(db: Db, limit: number, types: readonly string[]): Promise<SlotSourceRow[]> {
   return db
     .selectFrom('mirror_connectors as c')
     .select(columns)
-    .where('c.connector_type', '=', 'POSTGRES_SOURCE')
+    .where('c.connector_type', 'in', types)
     .where('c.state', 'in', ['paused', 'error'])
     .where('c.deleting', '=', false)
     .orderBy('c.id')

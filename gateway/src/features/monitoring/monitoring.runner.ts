@@ -1,11 +1,13 @@
 import type { GatewayContext } from '../../context.js';
 import { Ticker } from '../../ticker.js';
-import { unreadPostgresSources } from './monitoring.repository.js';
+import { unreadSources } from './monitoring.repository.js';
+import { unreadBinlogStatus } from './monitoring.binlog.js';
 import { unreadSlotStatus } from './monitoring.service.js';
 
-// Measures the slots of PostgreSQL sources no worker reads, every monitoring
-// interval, so a paused pipeline's retained WAL is current (and the operator
-// can set Degraded) without anyone opening its page. Every replica may run
+// Measures the slots of PostgreSQL sources and the binary logs of MySQL and
+// MariaDB sources no worker reads, every monitoring interval, so a paused
+// pipeline's retained WAL or purge risk is current (and the operator can set
+// Degraded) without anyone opening its page. Every replica may run
 // it: a slot measured by one replica is fresh for the others (its
 // measuredAt), so each slot is measured about once per interval; a rare
 // double measurement is two read-only queries.
@@ -23,9 +25,13 @@ export class SlotMonitor {
 
   /** One round; resolves once every due slot was measured. */
   async tick(): Promise<void> {
-    for (const row of await unreadPostgresSources(this.ctx.db, BATCH)) {
+    for (const row of await unreadSources(this.ctx.db, BATCH, ['POSTGRES_SOURCE'])) {
       if (this.ticker.stopped) return;
       await unreadSlotStatus(this.ctx, row);
+    }
+    for (const row of await unreadSources(this.ctx.db, BATCH, ['MYSQL_SOURCE', 'MARIADB_SOURCE'])) {
+      if (this.ticker.stopped) return;
+      await unreadBinlogStatus(this.ctx, row);
     }
   }
 
