@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import { purgeBinaryLogs } from '@sluice/testing/mariadb';
 import {
   exitedEarly,
   freePort,
@@ -54,18 +55,7 @@ describeWithKafka('MariaDB source errors: a purged binary log, an unreachable pl
 
     // Changes the stopped worker never read, then the logs holding them purged.
     await writeMariadbTransaction(conn, { inserts: [numberedRow(2, 0)] });
-    await conn.query('flush binary logs');
-    const [status] = await conn.query('show master status');
-    const current = (status as { File: string }[])[0]!.File;
-    // The server keeps a file a replica's dump thread still reads: the stopped worker's, until it notices.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      await conn.query('purge binary logs to ?', [current]);
-      const [logs] = await conn.query('show binary logs');
-      if ((logs as { Log_name: string }[])[0]?.Log_name === current) break;
-      if (Date.now() > deadline) throw new Error(`the server kept binary logs older than ${current}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await purgeBinaryLogs(conn);
 
     const second = await startWorker(config, env);
     workers.push(second);

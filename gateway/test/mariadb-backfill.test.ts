@@ -4,9 +4,11 @@ import mysql from 'mysql2/promise';
 import { Admin } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
+import { purgeBinaryLogs } from '@sluice/testing/mariadb';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
 import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import { expectBastionRefusal } from './bastion-outage.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 
@@ -226,18 +228,7 @@ describeWithKafka('MariaDB sources: preview, snapshot backfills, a purged positi
       await source.query('insert into orders values (?)', [Object.values(sourceRow(i))]);
     await source.query("update orders set item = 'changed' where id = 7");
     await source.query('commit');
-    await source.query('flush binary logs');
-    const [status] = await source.query('show master status');
-    const current = (status as { File: string }[])[0]!.File;
-    const deadline = Date.now() + 30_000;
-    // The server keeps a file a replica's dump thread still reads (a stopped worker's, until it notices).
-    for (;;) {
-      await source.query('purge binary logs to ?', [current]);
-      const [logs] = await source.query('show binary logs');
-      if ((logs as { Log_name: string }[])[0]?.Log_name === current) break;
-      if (Date.now() > deadline) throw new Error(`the server kept binary logs older than ${current}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await purgeBinaryLogs(source);
 
     await post(`/api/pipelines/${pipelineId}/start`, {});
     const sourcePath = `/api/connectors/${String(pipeline.source_connector_id)}`;
@@ -353,19 +344,20 @@ describeWithKafka('MariaDB sources: preview, snapshot backfills, a purged positi
     expect(res.body.source).toMatchObject({ kind: 'table', table: `${database}.orders`, fetched: 2 });
     expect(res.body.rows.map((r: { row: { id: number } }) => r.row.id)).toEqual(firstInKeyOrder(2));
 
-    await bastion.stop();
-    try {
-      const down = await preview();
-      expect(down.status).toBe(502);
-      expect(down.body).toEqual({
-        detail: expect.stringMatching(
-          new RegExp(
-            `Connection refused by SSH bastion 127\\.0\\.0\\.1:${bastion.port}: nothing listens there`,
-          ),
-        ),
-      });
-    } finally {
-      await bastion.start();
-    }
+    // The data model's schema is discovered through the tunnel too, from the source's catalog.
+    const schema = await get(`/api/datamodels/${created.body.datamodel_id as string}/schema`);
+    expect(schema.body).toMatchObject({
+      source: 'catalog',
+      fields: [
+        { name: 'region', type: 'char(2)', nullable: false },
+        { name: 'code', type: 'binary(2)', nullable: false },
+        { name: 'id', type: 'int(11)', nullable: false },
+        { name: 'item', type: 'varchar(40)', nullable: false },
+        { name: 'price', type: 'decimal(10,2)', nullable: false },
+        { name: 'placed', type: 'timestamp(3)', nullable: false },
+      ],
+    });
+
+    await expectBastionRefusal(bastion, preview);
   }, 60_000);
 });
