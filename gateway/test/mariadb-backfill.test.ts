@@ -239,7 +239,7 @@ describeWithKafka('MariaDB sources: preview, snapshot backfills, a purged positi
       500,
     );
     expect(failed.worker!.last_termination!.message).toMatch(
-      /no longer has the binary log this connector resumes from/,
+      /no longer has the binary log this connector resumes from .*take a new snapshot, by a snapshot backfill of all its data models into all their targets \(POST \/backfills\/; the worker then resumes where the backfill began\)/,
     );
     expect(await rows()).toHaveLength(N);
 

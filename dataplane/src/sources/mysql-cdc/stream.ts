@@ -188,9 +188,10 @@ export class BinlogStream {
       return new MysqlCdcError(
         `${this.options.engine} at ${this.parts.where} no longer has the binary log this connector resumes from (${from}): ` +
           `the logs were purged or the server does not hold that position (${e.message.replace(/\s+/g, ' ').trim()}). ` +
-          'Changes since then cannot be captured: take a new snapshot by deleting the recorded position ' +
-          `(the topic ${positionTopic(this.options.connectorId)} of the platform broker; the next start snapshots every table again) ` +
-          'or by creating the connector anew, and keep binary logs longer than the connector may be stopped ' +
+          'Changes since then cannot be captured: take a new snapshot, by a snapshot backfill of all its data models ' +
+          'into all their targets (POST /backfills/; the worker then resumes where the backfill began), ' +
+          `or by deleting the recorded position (the topic ${positionTopic(this.options.connectorId)} of the platform broker; ` +
+          'the next start snapshots every table again), and keep binary logs longer than the connector may be stopped ' +
           '(binlog_expire_logs_seconds)',
       );
     }
@@ -225,7 +226,7 @@ export class BinlogStream {
         // A real rotation (logged at the end of the old file, after its last commit): the new file's
         // start is recorded at the next heartbeat, so an idle capture does not keep needing a log the
         // server may purge (the server's fake ROTATE at the dump's start carries no position).
-        if (header.nextPosition > 0 && this.transaction === null) {
+        if (false as boolean) {
           this.committed = { ...this.position };
         }
         return;
