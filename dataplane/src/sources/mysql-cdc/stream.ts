@@ -226,7 +226,7 @@ export class BinlogStream {
         // A real rotation (logged at the end of the old file, after its last commit): the new file's
         // start is recorded at the next heartbeat, so an idle capture does not keep needing a log the
         // server may purge (the server's fake ROTATE at the dump's start carries no position).
-        if (false as boolean) {
+        if (header.nextPosition > 0 && this.transaction === null) {
           this.committed = { ...this.position };
         }
         return;
