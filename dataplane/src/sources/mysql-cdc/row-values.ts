@@ -2,6 +2,7 @@ import { TextDecoder } from 'node:util';
 import { bitmap, type ColumnMeta, type Reader, TYPE } from './binlog-events.js';
 import type { TableColumn } from './columns.js';
 import { decimalSize, decodeDecimal } from './decimal.js';
+import { applyJsonDiff } from './json-diff.js';
 import { decodeMysqlJson, MysqlJsonError } from './mysql-json.js';
 import { wkbToWkt } from './wkt.js';
 
@@ -295,18 +296,28 @@ function partialJsonColumns(r: Reader, types: readonly number[]): Set<number> {
 }
 
 /**
- * A JSON column of a partial update's after image logged as a diff: no
- * operation (the value is unchanged) reads as the before image's value;
- * operations (replace/insert/remove at JSON paths) are refused, not applied.
+ * A JSON column of a partial update's after image logged as a diff: its
+ * operations applied to the before image's value (json-diff.ts); none means
+ * the value is unchanged. A diff that cannot be applied (no before value:
+ * binlog_row_image is not FULL; a path the value does not have) stops the
+ * capture with what to change.
  */
 function diffedJson(r: Reader, meta: ColumnMeta, col: TableColumn, before: Record<string, unknown>): unknown {
-  const length = r.uint(meta.length);
-  if (length === 0) return before[col.name] ?? null;
-  throw new UnsupportedValueError(
-    `the server logged an update of JSON column ${col.name} as a partial diff (binlog_row_value_options=PARTIAL_JSON), ` +
-      "which Sluice does not apply: set binlog_row_value_options to '' (SET PERSIST binlog_row_value_options = '') " +
-      'so that updates carry whole JSON values, then take a new snapshot (the diffs already logged cannot be read)',
-  );
+  const diff = r.bytes(r.uint(meta.length));
+  if (diff.length === 0) return before[col.name] ?? null;
+  try {
+    if (!Object.prototype.hasOwnProperty.call(before, col.name)) {
+      throw new MysqlJsonError('the before image does not hold the column (binlog_row_image is not FULL)');
+    }
+    return applyJsonDiff(before[col.name], diff);
+  } catch (error) {
+    if (!(error instanceof MysqlJsonError)) throw error;
+    throw new UnsupportedValueError(
+      `the server logged an update of JSON column ${col.name} as a partial diff (binlog_row_value_options=PARTIAL_JSON) ` +
+        `that cannot be applied: ${error.message}. Set binlog_row_image to FULL, or binlog_row_value_options to '' ` +
+        "(SET PERSIST binlog_row_value_options = '') so that updates carry whole JSON values, then take a new snapshot",
+    );
+  }
 }
 
 /**
