@@ -378,4 +378,14 @@ describe('MySQL 8 binary logs recorded by rust_mysql_common', () => {
       /json_col .*cannot be applied: the before image does not hold the column \(binlog_row_image is not FULL\)/,
     );
   });
+
+  it('refuses a rows event read as images of no column, rather than reading them forever', () => {
+    // The insert above with its column bitmap cleared.
+    const cleared = hex(
+      '7700000000000100020004000001000000340000000003003300190003001c000400200004000518000c24000c2f00616765646174616e616d650a78787878787878787878034a6f6503004a6f6518000000',
+    );
+    const m = parseTableMap(hex(map));
+    const head = parseRowsHead(EVENT.WRITE_ROWS_V2, cleared);
+    expect(() => readRowImage(head.reader, head.present, m.types, m.meta, columns)).toThrow(/no column/);
+  });
 });

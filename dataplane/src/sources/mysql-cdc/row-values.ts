@@ -335,6 +335,8 @@ export function readRowImage(
 ): Record<string, unknown> {
   const diffed = before ? partialJsonColumns(r, types) : null;
   const count = present.filter(Boolean).length;
+  // An image of no column takes no byte: a misread event would be read as such images forever.
+  if (count === 0) throw new RangeError('binary log row image of no column');
   const nulls = bitmap(r.bytes((count + 7) >> 3), count);
   const row: Record<string, unknown> = {};
   let n = 0;
