@@ -324,6 +324,42 @@ describeWithKafka('MariaDB sources: preview, snapshot backfills, a purged positi
     expect((await auto()).find((r) => r.id === 8)).toEqual({ id: 8, item: 'again' });
   }, 300_000);
 
+  it('a table without a primary key: the preview and the run say so in one sentence', async () => {
+    await source.query('create table nokey (id int, item varchar(10))');
+    await source.query("insert into nokey values (1, 'a'), (2, 'b')");
+    const created = await post('/api/pipelines/', {
+      name: `bf-maria-nokey-${run}`,
+      team_id: t.teamId,
+      source_name: `bf-maria-nokey-src-${run}`,
+      source_type: 'MARIADB_SOURCE',
+      source_config: { ...sourceConfig(), whitelist: [`${database}.nokey`] },
+      target_name: `bf-maria-nokey-dst-${run}`,
+      target_type: 'POSTGRES_TARGET',
+      target_config: { ...target.settings, schema: 'public' },
+      subscription_target_table_name: 'nokey_copy',
+      subscription_mapper_config: [{ key: 'id', path: 'id', cast: 'int', primary_key: true }],
+    });
+    expect(created.status).toBe(201);
+    const sentence = `Table ${database}.nokey has no primary key: a re-snapshot reads tables in key order`;
+    const preview = await post(`/api/pipelines/${created.body.id as string}/preview`, {});
+    expect([preview.status, preview.body]).toEqual([502, { detail: sentence }]);
+    const sourceId = created.body.source_connector_id as string;
+    const started = await post('/api/backfills/', {
+      source_connector_ids: [sourceId],
+      datamodel_ids: [],
+      target_connector_ids: [],
+    });
+    expect(started.status).toBe(202);
+    const done = await eventually(
+      async () => (await get(`/api/backfills/status?source_connector_id=${sourceId}`)).body,
+      (b) => ['succeeded', 'failed', 'cancelled'].includes(b.state),
+      60_000,
+      250,
+    );
+    expect(done).toMatchObject({ state: 'failed', messages_replayed: 0 });
+    expect(done.error).toBe(`bf-maria-nokey-src-${run}_${database}.nokey → nokey_copy: ${sentence}`);
+  }, 60_000);
+
   it('a source behind an SSH bastion is previewed through it; the bastion down is a 502 saying so', async () => {
     const created = await post('/api/pipelines/', {
       name: `bf-maria-ssh-${run}`,
