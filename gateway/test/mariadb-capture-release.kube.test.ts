@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { Admin } from '@platformatic/kafka';
+import type { Admin } from '@platformatic/kafka';
 import { CAPTURE_RELEASED_ANNOTATION, type ConnectorResource } from '@sluice/shared/catalog';
-import { testKafkaBrokers } from '@sluice/testing/kafka';
 import { newProducer, topicExists } from '@sluice/testing/kafka-helpers';
-import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
-import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { describeWithKube } from '@sluice/testing/kube';
+import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import type { TestGateway } from './harness.js';
+import { startKubeBrokerGateway, type KubeBrokerGateway } from './kube-broker-gateway.js';
 
 // A MariaDB source keeps its binary log position in a compacted topic of the
 // platform broker, `sluice-position.<id>`. Deleting the connector removes
@@ -17,38 +15,19 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // started) goes at once. Other connectors' topics stay.
 
 describeWithKube('deleting a MariaDB source removes its position topic', () => {
-  const brokers = testKafkaBrokers();
-  const namespace = `posrel-${randomUUID().slice(0, 8)}`;
-  const saved = { ...process.env };
+  let k: KubeBrokerGateway;
   let gw: TestGateway;
-  let t: TeamSetup;
+  let namespace = '';
   let admin: Admin;
+  let t: TeamSetup;
   const topics: string[] = [];
 
   beforeAll(async () => {
-    if (!brokers) throw new Error('needs SLUICE_TEST_KAFKA_BROKERS (scripts/with-kafka.sh)');
-    const kubeconfig = testKubeConfig() as string;
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    await installCrds(kubeconfig);
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-    process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
-    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-    gw = await startTestGateway('pglite', {
-      SLUICE_CLUSTER_ADAPTER: 'kubernetes',
-      SLUICE_NAMESPACE: namespace,
-      SLUICE_WATCH_NAMESPACES: namespace,
-      KUBECONFIG: kubeconfig,
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-    });
+    k = await startKubeBrokerGateway('posrel');
+    ({ gw, namespace, admin } = k);
     t = await setupTeam(gw, 'position-release');
   }, 120_000);
-  afterAll(async () => {
-    await admin?.deleteTopics({ topics }).catch(() => undefined);
-    await admin?.close();
-    if (gw) await closeScanned(gw);
-    process.env = saved;
-  });
+  afterAll(() => k?.close(topics));
 
   /** A MariaDB source (never started: no worker runs here); with `position`, its topic as a worker leaves it. */
   const create = async (name: string, position: boolean) => {
@@ -79,7 +58,7 @@ describeWithKube('deleting a MariaDB source removes its position topic', () => {
         replicas: 1,
         configs: [{ name: 'cleanup.policy', value: 'compact' }],
       });
-      const producer = newProducer(brokers!);
+      const producer = newProducer(k.brokers);
       await producer.send({
         messages: [
           { topic, key: id, value: JSON.stringify({ file: 'binlog.000001', offset: 4, gtid: '0-1-1' }) },

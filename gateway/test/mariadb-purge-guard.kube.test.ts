@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { Admin } from '@platformatic/kafka';
+import type { Admin } from '@platformatic/kafka';
 import mysql from 'mysql2/promise';
 import type { Condition, ConnectorResource } from '@sluice/shared/catalog';
-import { testKafkaBrokers } from '@sluice/testing/kafka';
 import { newProducer } from '@sluice/testing/kafka-helpers';
-import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { describeWithKube } from '@sluice/testing/kube';
 import { SlotMonitor } from '../src/features/monitoring/monitoring.runner.js';
-import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
+import type { TestGateway } from './harness.js';
+import { startKubeBrokerGateway, type KubeBrokerGateway } from './kube-broker-gateway.js';
 
 // The purge guard of a paused MariaDB source, on the real server, broker and
 // API server, with the operator's control loop in the gateway's process: no
@@ -28,18 +26,16 @@ function mysqlUrl(): URL {
 }
 
 describeWithKube('a paused MariaDB source whose binary log is about to be purged is Degraded', () => {
-  const brokers = testKafkaBrokers();
-  const namespace = `purge-${randomUUID().slice(0, 8)}`;
-  const saved = { ...process.env };
+  let k: KubeBrokerGateway;
   let gw: TestGateway;
-  let t: TeamSetup;
+  let namespace = '';
   let admin: Admin;
+  let t: TeamSetup;
   let conn: mysql.Connection;
   let id = '';
   const topic = () => `sluice-position.${id}`;
 
   beforeAll(async () => {
-    if (!brokers) throw new Error('needs SLUICE_TEST_KAFKA_BROKERS (scripts/with-kafka.sh)');
     const u = mysqlUrl();
     conn = await mysql.createConnection({
       host: u.hostname,
@@ -47,22 +43,11 @@ describeWithKube('a paused MariaDB source whose binary log is about to be purged
       user: decodeURIComponent(u.username),
       password: decodeURIComponent(u.password),
     });
-    const kubeconfig = testKubeConfig() as string;
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    await installCrds(kubeconfig);
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-    process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
-    admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
-    gw = await startTestGateway('pglite', {
-      SLUICE_CLUSTER_ADAPTER: 'kubernetes',
-      SLUICE_NAMESPACE: namespace,
-      SLUICE_WATCH_NAMESPACES: namespace,
-      KUBECONFIG: kubeconfig,
-      SLUICE_EMBEDDED_OPERATOR: 'true',
+    k = await startKubeBrokerGateway('purge', {
       SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
       SLUICE_MONITORING_INTERVAL_MS: '100',
     });
+    ({ gw, namespace, admin } = k);
     t = await setupTeam(gw, 'purge-guard');
     const res = await gw.http
       .post('/api/connectors/')
@@ -93,11 +78,8 @@ describeWithKube('a paused MariaDB source whose binary log is about to be purged
     await conn.query('flush binary logs');
   }, 120_000);
   afterAll(async () => {
-    await admin?.deleteTopics({ topics: [topic()] }).catch(() => undefined);
-    await admin?.close();
     await conn?.end();
-    if (gw) await closeScanned(gw);
-    process.env = saved;
+    await k?.close([topic()]);
   });
 
   const held = async () => {
@@ -106,7 +88,7 @@ describeWithKube('a paused MariaDB source whose binary log is about to be purged
   };
   /** Records a position in `file`, as a worker stopped there would have. */
   const stoppedAt = async (file: string) => {
-    const producer = newProducer(brokers!);
+    const producer = newProducer(k.brokers);
     await producer.send({
       messages: [
         { topic: topic(), key: id, value: JSON.stringify({ file, offset: 4, gtid: '', written_ms: 0 }) },
