@@ -23,10 +23,12 @@ build: install
 run: build
 	node gateway/dist/main.js
 
-# The image `make test` starts (e2e/image.test.ts): built once per commit.
+# The image `make test` starts (e2e/image.test.ts), and the next release's
+# (scripts/image/build-next.sh, for the node suite's upgrade): built once per commit.
 IMAGE_STAMP := .sluice/image-$(shell git rev-parse --short HEAD 2>/dev/null || echo none).stamp
 $(IMAGE_STAMP):
 	scripts/image/build.sh
+	scripts/image/build-next.sh
 	@rm -f .sluice/image-*.stamp && touch $@
 
 # The whole suite against a real PostgreSQL server (installed and started when

@@ -10,6 +10,9 @@
 #                                 the host there, and the API server listens there
 #   SLUICE_TEST_NODE_IMAGE        the Sluice image, imported into the node
 #                                 (.sluice/image.env, written by make image)
+#   SLUICE_TEST_NODE_NEXT_IMAGE   the next release's image and the version it
+#   SLUICE_TEST_NODE_NEXT_VERSION reports (.sluice/image-next.env, written by
+#                                 scripts/image/build-next.sh; empty without it)
 #   SLUICE_TEST_NODE_KUBECTL      kubectl of the same release
 #   SLUICE_TEST_NODE_CTR          ctr and the node's containerd address, a
 #                                 command prefix (`$SLUICE_TEST_NODE_CTR images tag …`)
@@ -170,6 +173,13 @@ ctr_k8s images import "$pause_archive" >"$dir/import.log" 2>&1 || fail "importin
 # shellcheck disable=SC1091 # written by scripts/image/build.sh
 . "$root/.sluice/image.env"
 ctr_k8s images import "$SLUICE_IMAGE_ARCHIVE" >>"$dir/import.log" 2>&1 || fail "importing $SLUICE_IMAGE failed"
+SLUICE_NEXT_IMAGE='' SLUICE_NEXT_VERSION=''
+if [ -f "$root/.sluice/image-next.env" ]; then
+  # shellcheck disable=SC1091 # written by scripts/image/build-next.sh
+  . "$root/.sluice/image-next.env"
+  ctr_k8s images import "$SLUICE_NEXT_IMAGE_ARCHIVE" >>"$dir/import.log" 2>&1 ||
+    fail "importing $SLUICE_NEXT_IMAGE failed"
+fi
 
 start kubelet "$bin_dir/kubelet" --config="$dir/kubelet.yaml" --kubeconfig="$kubeconfig" \
   --root-dir="$dir/kubelet" --hostname-override="$node_name" --node-ip="$node_ip" --v=1
@@ -210,6 +220,7 @@ elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - 
 say "node $node_name (kubelet v$KUBE_VERSION, containerd v$CONTAINERD_VERSION) Ready on $node_ip in ${elapsed}s; kubeconfig $kubeconfig"
 
 export SLUICE_TEST_NODE_KUBECONFIG="$kubeconfig" SLUICE_TEST_NODE_HOST_IP="$node_ip" SLUICE_TEST_NODE_IMAGE="$SLUICE_IMAGE" \
+  SLUICE_TEST_NODE_NEXT_IMAGE="$SLUICE_NEXT_IMAGE" SLUICE_TEST_NODE_NEXT_VERSION="$SLUICE_NEXT_VERSION" \
   SLUICE_TEST_NODE_KUBECTL="$bin_dir/kubectl" SLUICE_TEST_NODE_CTR="$runtime_dir/ctr --address $sock -n k8s.io" SLUICE_TEST_NODE_APISERVER_PID="$SLUICE_TEST_KUBE_APISERVER_PID"
 if [ -n "${SLUICE_NODE_OUTER_KUBECONFIG:-}" ]; then
   export SLUICE_TEST_KUBECONFIG="$SLUICE_NODE_OUTER_KUBECONFIG"

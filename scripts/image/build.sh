@@ -5,6 +5,9 @@
 #
 #   NODE_IMAGE   the Dockerfile's base; unset: the local base that
 #                scripts/image/ensure-base.sh makes (localhost/sluice-node:24).
+#   SLUICE_IMAGE_VERSION_TAG=0  no localhost/sluice:<version> tag (build-next.sh:
+#                the tag stays on the checkout's own image).
+#   SLUICE_IMAGE_CONTEXT  the tree to build (default: this checkout).
 #
 # The image is tagged localhost/sluice:<version>-<git short sha> (with
 # `-dirty` when the build context differs from the commit) and
@@ -18,7 +21,7 @@
 # smoke test, e2e/image.test.ts. Builds are cached between runs (buildah's
 # --layers: `npm ci` is redone only when a package file changes).
 set -euo pipefail
-[ "$(id -u)" -eq 0 ] || exec sudo --preserve-env=PATH,SLUICE_CACHE_DIR,NODE_IMAGE,CONTAINERD_ADDRESS "$0" "$@"
+[ "$(id -u)" -eq 0 ] || exec sudo --preserve-env=PATH,SLUICE_CACHE_DIR,NODE_IMAGE,CONTAINERD_ADDRESS,SLUICE_IMAGE_VERSION_TAG,SLUICE_IMAGE_CONTEXT "$0" "$@"
 # shellcheck source=scripts/image/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -53,8 +56,10 @@ fi
 
 start=$SECONDS
 say "building $name from the Dockerfile on $base"
+tags=(-t "$name")
+[ "${SLUICE_IMAGE_VERSION_TAG:-1}" = 0 ] || tags+=(-t "localhost/sluice:$version")
 buildah bud --layers --isolation chroot "${mounts[@]}" --build-arg "NODE_IMAGE=$base" \
-  -t "$name" -t "localhost/sluice:$version" -f Dockerfile . >&2
+  "${tags[@]}" -f Dockerfile . >&2
 built=$((SECONDS - start))
 
 rm -f "$archive.tmp"

@@ -3,7 +3,8 @@
 # shellcheck shell=bash
 
 image_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-image_root=$(cd "$image_here/../.." && pwd)
+# The build context: this checkout, or SLUICE_IMAGE_CONTEXT (build-next.sh's clone).
+image_root=${SLUICE_IMAGE_CONTEXT:-$(cd "$image_here/../.." && pwd)}
 # shellcheck source=scripts/image/versions.env
 . "$image_here/versions.env"
 # shellcheck disable=SC2034 # read by the scripts that source this file
