@@ -118,6 +118,9 @@ describe('a MariaDB source worker measuring its binary logs', () => {
     expect(degraded?.message).toContain(
       'The server no longer holds the binary log binlog.000002 this connector resumes from (oldest held: binlog.000003',
     );
+    expect(degraded?.message).toContain(
+      'by a snapshot backfill of all its data models into all their targets',
+    );
     expect(degraded?.message).toContain(`deleting the topic sluice-position.${ID} of the platform broker`);
   });
 });

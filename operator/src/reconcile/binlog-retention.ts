@@ -44,9 +44,10 @@ export function binlogRetentionCondition(
       reason: BINLOG_PURGED_REASON,
       message:
         `The server no longer holds the binary log ${b.neededFile} this connector resumes from (oldest held: ` +
-        `${b.oldestFile}, ${measured}): the changes since cannot be captured. Take a new snapshot by deleting ` +
-        `the topic sluice-position.${c.metadata.name} of the platform broker or by creating the connector anew, ` +
-        `and ${keepLonger}`,
+        `${b.oldestFile}, ${measured}): the changes since cannot be captured. Take a new snapshot, by a ` +
+        'snapshot backfill of all its data models into all their targets (POST /backfills/; the worker then ' +
+        `resumes where the backfill began), or by deleting the topic sluice-position.${c.metadata.name} of the ` +
+        `platform broker (the next start snapshots every table again), and ${keepLonger}`,
     };
   }
   if (b.neededFile === b.currentFile) return undefined;
