@@ -19,7 +19,7 @@ const terminationPath = env.SLUICE_TERMINATION_MESSAGE_PATH ?? '/dev/termination
 
 function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level, worker: env.SLUICE_WORKER_ID, msg, ...fields })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), level, worker: env.SLUICE_WORKER_ID, instance: env.SLUICE_WORKER_INSTANCE, msg, ...fields })}\n`,
   );
 }
 

@@ -25,6 +25,7 @@ import {
   WORKER_PORT,
   WORKER_SELECTOR,
 } from './worker-deployment.js';
+import { instancesLog } from './instance-logs.js';
 
 // The read side of the Deployment worker runtime: two informers (worker
 // Deployments and pods, by our labels) and what they say — observations, the
@@ -118,8 +119,12 @@ export class DeploymentWorkers implements WorkerReaderPort {
     const deployment = this.deploymentOf(name);
     const pods = this.podsOf(name);
     const observation = observeWorker(id, deployment, pods);
-    const uid = currentPod(pods, templateHash(deployment))?.metadata?.uid;
-    return observation && uid ? { ...observation, instance: uid } : observation;
+    // Which pods the log is read from: a change (a pod replaced, a replica
+    // added) is a new run of the worker's log.
+    const uids = currentPods(pods, templateHash(deployment))
+      .map((p) => p.metadata?.uid)
+      .filter(Boolean);
+    return observation && uids.length > 0 ? { ...observation, instance: uids.join(',') } : observation;
   }
 
   async list(): Promise<WorkerObservation[]> {
@@ -164,7 +169,8 @@ export class DeploymentWorkers implements WorkerReaderPort {
 
   /**
    * The worker container's log through the API server (the kubelet serves it):
-   * the current pod of the worker, or nothing when it has none yet.
+   * the current pod of the worker, or, for a worker of several replicas, every
+   * current pod's, merged (instance-logs.ts); nothing when it has none yet.
    */
   async *logs(
     id: string,
@@ -172,8 +178,25 @@ export class DeploymentWorkers implements WorkerReaderPort {
   ): AsyncIterable<string> {
     await this.started;
     const name = deploymentName(id, this.home);
-    const pod = currentPod(this.podsOf(name), templateHash(this.deploymentOf(name)));
-    if (!pod?.metadata?.name) return;
+    const pods = currentPods(this.podsOf(name), templateHash(this.deploymentOf(name)));
+    const names = pods.map((p) => p.metadata!.name!);
+    if (names.length <= 1) {
+      if (names[0]) yield* this.podLog(id, names[0], options);
+      return;
+    }
+    yield* instancesLog(
+      (i, o) => this.podLog(id, names[i]!, { ...o, signal: options.signal }),
+      names.length,
+      options,
+    );
+  }
+
+  /** One pod's worker container log. */
+  private async *podLog(
+    id: string,
+    pod: string,
+    options: { tail?: number; follow?: boolean; signal?: AbortSignal },
+  ): AsyncIterable<string> {
     const stream = new PassThrough();
     // client-node pipes the response body into `stream` and leaves the body's
     // errors unhandled, so ending a follow (abort) or a reset connection would
@@ -183,7 +206,7 @@ export class DeploymentWorkers implements WorkerReaderPort {
     try {
       abort = await new Log(this.options.kubeConfig).log(
         this.options.namespace,
-        pod.metadata.name,
+        pod,
         WORKER_CONTAINER,
         stream,
         {
@@ -247,4 +270,24 @@ export function currentPod(pods: readonly V1Pod[], configHash: string | undefine
         rank(b) - rank(a) ||
         String(b.metadata?.creationTimestamp).localeCompare(String(a.metadata?.creationTimestamp)),
     )[0];
+}
+
+/**
+ * The pods whose logs are the worker's when it has several replicas: every
+ * scheduled pod not being deleted that runs the Deployment's current
+ * configuration (every scheduled one not being deleted when none does yet),
+ * oldest first; at most the one `currentPod` picks while the others are gone.
+ */
+export function currentPods(pods: readonly V1Pod[], configHash: string | undefined): V1Pod[] {
+  const live = pods.filter((p) => p.spec?.nodeName && !p.metadata?.deletionTimestamp && p.metadata?.name);
+  const current = live.filter(
+    (p) => configHash !== undefined && p.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === configHash,
+  );
+  const chosen = current.length > 0 ? current : live;
+  if (chosen.length > 0)
+    return [...chosen].sort((a, b) =>
+      String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)),
+    );
+  const one = currentPod(pods, configHash);
+  return one?.metadata?.name ? [one] : [];
 }

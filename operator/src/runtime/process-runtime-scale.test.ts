@@ -146,6 +146,14 @@ describeWithKafka('process runtime: a target scaled 1 → 3 → 1 while messages
     const shared = await eventually(members, (m) => m.length === 3 && m.every((p) => p.length > 0));
     expect(shared.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(await startTime()).toBe(first);
+    // Its log is the three processes' logs, each line saying which one wrote it.
+    const writers = async () => {
+      const found = new Set<string>();
+      for await (const line of runtime.logs(`ns/tgt-${run}`, { tail: 1000 }))
+        found.add(String((JSON.parse(line) as { instance?: string }).instance));
+      return [...found].sort();
+    };
+    expect(await eventually(writers, (w) => w.length === 3)).toEqual(['0', '1', '2']);
     const atThree = sent;
     await eventually(
       async () => sent,

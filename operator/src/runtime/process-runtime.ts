@@ -16,6 +16,7 @@ import { backoffTiming, CrashBackoff, type BackoffTiming } from './backoff.js';
 import { LogRing } from './log-ring.js';
 import { inheritedWorkerEnv } from './worker-environment.js';
 import { WorkerListeners } from './worker-listeners.js';
+import { instancesLog } from './instance-logs.js';
 
 // The worker runtime of one machine (the embedded default): each worker is a
 // child process speaking the worker contract of the port (config file,
@@ -185,10 +186,17 @@ export class ProcessRuntime implements WorkerRuntimePort {
     id: string,
     options: { tail?: number; follow?: boolean; signal?: AbortSignal },
   ): AsyncIterable<string> {
-    // The first instance's, as `kubectl logs deployment/…` picks one pod.
-    const w = this.workers.get(id)?.[0];
-    if (!w) return;
-    yield* w.run.logs.read(options);
+    // Every instance's, merged (instance-logs.ts), as the Deployment runtime does.
+    const instances = this.workers.get(id) ?? [];
+    if (instances.length <= 1) {
+      if (instances[0]) yield* instances[0].run.logs.read(options);
+      return;
+    }
+    yield* instancesLog(
+      (i, o) => instances[i]!.run.logs.read({ ...o, signal: options.signal }),
+      instances.length,
+      options,
+    );
   }
 
   async close(): Promise<void> {
@@ -227,6 +235,8 @@ export class ProcessRuntime implements WorkerRuntimePort {
         ...this.options.env,
         ...secrets,
         SLUICE_WORKER_ID: spec.id,
+        // Its lines say which instance wrote them (a pod's name on Kubernetes).
+        SLUICE_WORKER_INSTANCE: String(index),
         SLUICE_WORKER_CONFIG: configPath,
         SLUICE_WORKER_PORT: String(port),
         SLUICE_TERMINATION_MESSAGE_PATH: terminationPath,
@@ -355,6 +365,8 @@ export class ProcessRuntime implements WorkerRuntimePort {
       restarts: instances.reduce((sum, w) => sum + w.restarts, 0),
       replicas: first.spec.replicas ?? 1,
       readyReplicas: ready,
+      // A scale changes whose logs the worker's log is (followWorker reads them anew).
+      ...(instances.length > 1 ? { instance: `${instances.length} instances` } : {}),
       ...(phase === 'failed' && failed?.message !== undefined ? { message: failed.message } : {}),
       ...(lastTermination ? { lastTermination } : {}),
     };

@@ -119,6 +119,8 @@ export function workerDeployment(
   const env: V1EnvVar[] = [
     ...(base.env ?? []),
     { name: 'SLUICE_WORKER_ID', value: spec.id },
+    // Its log lines say which pod wrote them: a worker of several replicas has one log for all.
+    { name: 'SLUICE_WORKER_INSTANCE', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     { name: 'SLUICE_WORKER_CONFIG', value: `${CONFIG_DIR}/config.json` },
     { name: 'SLUICE_WORKER_HOST', value: '0.0.0.0' },
     { name: 'SLUICE_WORKER_PORT', value: String(WORKER_PORT) },

@@ -32,7 +32,7 @@ export function logRoutes(ctx: GatewayContext): AnyRoute[] {
       auth: 'user',
       summary: "The last lines of the connector's worker log",
       description:
-        'For diagnosing a connector (for example one stuck in `building`). To follow the log live, open the WebSocket of the same path (docs/api.md, "Log streams"). On Kubernetes the lines are the worker container\'s log of its current pod, as the kubelet keeps it (read through the API server).',
+        'For diagnosing a connector (for example one stuck in `building`). To follow the log live, open the WebSocket of the same path (docs/api.md, "Log streams"). On Kubernetes the lines are the worker container\'s log of its current pod, as the kubelet keeps it (read through the API server); a target of several replicas gives the last lines of all its pods together, by time, each naming its pod in `instance`.',
       params: IdParams,
       query: LogTailQuery,
       responses: {

@@ -91,6 +91,10 @@ export async function* followWorker(
 ): AsyncGenerator<string> {
   let seen: string | undefined;
   let first = true;
+  // A worker of several instances is read anew when one of them changes, and
+  // the instances that stayed give their kept lines again: those already sent
+  // are not sent twice (worker lines carry their time and instance).
+  const sent = new RecentLines(4 * MAX_TAIL);
   while (!signal.aborted) {
     const instance = await instanceOf(runtime, id);
     if (instance === undefined || instance === seen) {
@@ -108,20 +112,21 @@ export async function* followWorker(
         if (now !== instance) run.abort();
       });
     });
-    let sent = 0;
+    let received = 0;
     try {
       // The first run: the asked tail; a later one: all it kept (it is new since the last line sent).
       const lines = runtime.logs(id, { tail: first ? tail : MAX_TAIL, follow: true, signal: run.signal });
       for await (const line of lines) {
         if (run.signal.aborted) break;
-        sent++;
+        received++;
+        if (sent.seenBefore(line)) continue;
         yield line;
       }
     } finally {
       unsubscribe();
       signal.removeEventListener('abort', stop);
     }
-    if (sent === 0 && !run.signal.aborted) {
+    if (received === 0 && !run.signal.aborted) {
       // Nothing came and the log ended: a container not started yet (the
       // kubelet refuses its log) looks the same. Read this run again at its
       // next change, or after `recheckMs`.
@@ -130,5 +135,25 @@ export async function* followWorker(
     }
     seen = instance;
     first = false;
+  }
+}
+
+/**
+ * The last `capacity` distinct time-stamped lines sent, for skipping one sent
+ * already. Only a line with its time (and instance) tells a repeat from a new
+ * line that reads the same, so lines without one always pass.
+ */
+class RecentLines {
+  private readonly lines = new Set<string>();
+
+  constructor(private readonly capacity: number) {}
+
+  /** Whether `line` was sent before; records it when not. */
+  seenBefore(line: string): boolean {
+    if (!line.includes('"time":"')) return false;
+    if (this.lines.has(line)) return true;
+    this.lines.add(line);
+    if (this.lines.size > this.capacity) this.lines.delete(this.lines.values().next().value as string);
+    return false;
   }
 }
