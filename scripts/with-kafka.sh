@@ -46,16 +46,7 @@ lib=$("$root/scripts/kafka/ensure-jars.sh")
 version=$(basename "$(dirname "$lib")")
 
 # Five distinct free ports: PLAINTEXT, CONTROLLER, SASL_PLAINTEXT, SSL, SASL_SSL.
-read -r port controller_port sasl_port ssl_port sasl_ssl_port node_port < <(node -e '
-  const net = require("net");
-  const servers = [0, 1, 2, 3, 4, 5].map(() => net.createServer());
-  let n = 0;
-  for (const s of servers) s.listen(0, "127.0.0.1", () => {
-    if (++n === servers.length) {
-      console.log(servers.map((x) => x.address().port).join(" "));
-      for (const x of servers) x.close();
-    }
-  });')
+read -r port controller_port sasl_port ssl_port sasl_ssl_port node_port < <("$root/scripts/free-ports.sh" 6)
 
 dir=$(mktemp -d /tmp/sluice-kafka.XXXXXX)
 kafka_pid=""

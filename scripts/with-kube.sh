@@ -63,16 +63,7 @@ apiserver_bin=$(sed -n 1p <<<"$bins")
 etcd_bin=$(sed -n 2p <<<"$bins")
 
 # Three distinct free ports: etcd client, etcd peer, API server.
-read -r etcd_port peer_port api_port < <(node -e '
-  const net = require("net");
-  const servers = [0, 1, 2].map(() => net.createServer());
-  let n = 0;
-  for (const s of servers) s.listen(0, "127.0.0.1", () => {
-    if (++n === servers.length) {
-      console.log(servers.map((x) => x.address().port).join(" "));
-      for (const x of servers) x.close();
-    }
-  });')
+read -r etcd_port peer_port api_port < <("$root/scripts/free-ports.sh" 3)
 
 dir=$(mktemp -d /tmp/sluice-kube.XXXXXX)
 etcd_pid=""

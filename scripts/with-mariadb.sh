@@ -41,7 +41,7 @@ if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ]; then
 fi
 mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 
-port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+port=$("$root/scripts/free-ports.sh")
 dir=$(mktemp -d /tmp/sluice-mariadb.XXXXXX)
 pid=""
 cleanup() {

@@ -119,16 +119,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-read -r kubelet_port kubelet_healthz scheduler_port manager_port proxy_healthz proxy_metrics < <(node -e '
-  const net = require("net");
-  const servers = [0, 1, 2, 3, 4, 5].map(() => net.createServer());
-  let n = 0;
-  for (const s of servers) s.listen(0, "127.0.0.1", () => {
-    if (++n === servers.length) {
-      console.log(servers.map((x) => x.address().port).join(" "));
-      for (const x of servers) x.close();
-    }
-  });')
+read -r kubelet_port kubelet_healthz scheduler_port manager_port proxy_healthz proxy_metrics < <("$root/scripts/free-ports.sh" 6)
 
 write_node_configs
 start() { # start NAME COMMAND...: runs it in the background, logging to $dir/NAME.log

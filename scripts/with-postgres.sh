@@ -31,7 +31,7 @@ fi
 run_as=()
 if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); fi
 
-port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+port=$("$(dirname "${BASH_SOURCE[0]}")/free-ports.sh")
 dir=$(mktemp -d /tmp/sluice-pg.XXXXXX)
 chmod 755 "$dir"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
