@@ -18,9 +18,9 @@ export function testMysqlUrl(): URL {
   return new URL(url);
 }
 
-/** Connection settings of a MARIADB_SOURCE for the test server and `database`. */
-export function mariadbSettings(database: string): Record<string, unknown> {
-  const u = testMysqlUrl();
+/** Connection settings of a MARIADB_SOURCE for `database` on the test server (or the server of `url`). */
+export function mariadbSettings(database: string, url?: URL): Record<string, unknown> {
+  const u = url ?? testMysqlUrl();
   return {
     host: u.hostname,
     port: Number(u.port || 3306),
@@ -31,8 +31,8 @@ export function mariadbSettings(database: string): Record<string, unknown> {
   };
 }
 
-export async function mariadbConnection(database?: string): Promise<mysql.Connection> {
-  const s = mariadbSettings(database ?? '');
+export async function mariadbConnection(database?: string, url?: URL): Promise<mysql.Connection> {
+  const s = mariadbSettings(database ?? '', url);
   return mysql.createConnection({
     host: s.host as string,
     port: s.port as number,
@@ -56,16 +56,20 @@ export interface MariadbSource {
   close(): Promise<void>;
 }
 
-/** A scratch database named from `prefix` with the numbered table, and `topic` with `partitions`. */
+/**
+ * A scratch database named from `prefix` with the numbered table, and
+ * `topic` with `partitions`; on the test server, or the server of `url`.
+ */
 export async function mariadbSource(
   prefix: string,
   brokers: string[],
   topic: string,
   partitions: number,
+  url?: URL,
 ): Promise<MariadbSource> {
   assertWorkerBuilt();
   const database = `${prefix}_${randomUUID().slice(0, 8)}`;
-  const conn = await mariadbConnection();
+  const conn = await mariadbConnection(undefined, url);
   const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
   const close = async () => {
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
@@ -85,14 +89,19 @@ export async function mariadbSource(
   return { database, conn, admin, close };
 }
 
-/** The configuration of a MARIADB_SOURCE worker capturing `database`.numbered into `topic`. */
-export function mariadbSourceConfig(connectorId: string, database: string, topic: string): WorkerConfig {
+/** The configuration of a MARIADB_SOURCE worker capturing `database`.numbered (on the server of `url`) into `topic`. */
+export function mariadbSourceConfig(
+  connectorId: string,
+  database: string,
+  topic: string,
+  url?: URL,
+): WorkerConfig {
   const entry = `${database}.numbered`;
   return {
     connector_id: connectorId,
     connector_type: 'MARIADB_SOURCE',
     role: 'source',
-    configuration: { ...mariadbSettings(database), whitelist: [entry] },
+    configuration: { ...mariadbSettings(database, url), whitelist: [entry] },
     datamodels: [{ id: `dm-${connectorId}`, name: 'numbered', entry, enabled: true, topic }],
   };
 }
@@ -135,6 +144,23 @@ export const gtidSequence = (gtid: string): number => {
   const part = gtid.split(',').find((p) => p.startsWith('0-')) ?? '0-0-0';
   return Number(part.split('-')[2]);
 };
+
+/** The next offset of each partition of `topic`. */
+export async function partitionEnds(admin: Admin, topic: string): Promise<bigint[]> {
+  const meta = await admin.metadata({ topics: [topic] });
+  const partitions = meta.topics.get(topic)?.partitionsCount ?? 0;
+  const listed = await admin.listOffsets({
+    topics: [
+      {
+        name: topic,
+        partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n })),
+      },
+    ],
+  });
+  const ends = Array.from({ length: partitions }, () => 0n);
+  for (const p of listed[0]?.partitions ?? []) ends[p.partitionIndex] = p.offset;
+  return ends;
+}
 
 /** The newest position the worker recorded (its checkpoint topic), or undefined before the first. */
 export async function recordedPosition(

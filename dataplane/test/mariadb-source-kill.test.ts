@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { Admin } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import {
   eventually,
@@ -16,6 +15,7 @@ import {
   gtidSequence,
   mariadbSource,
   mariadbSourceConfig,
+  partitionEnds,
   recordedPosition,
   untilRecorded,
   writeMariadbTransaction,
@@ -43,23 +43,6 @@ const MAX_TRANSACTIONS = 600;
 const KILLS = 10;
 /** Pause between transactions: the writes last through the kills. */
 const PACE_MS = 120;
-
-/** The next offset of each partition of `topic`. */
-async function partitionEnds(admin: Admin, topic: string): Promise<bigint[]> {
-  const meta = await admin.metadata({ topics: [topic] });
-  const partitions = meta.topics.get(topic)?.partitionsCount ?? 0;
-  const listed = await admin.listOffsets({
-    topics: [
-      {
-        name: topic,
-        partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n })),
-      },
-    ],
-  });
-  const ends = Array.from({ length: partitions }, () => 0n);
-  for (const p of listed[0]?.partitions ?? []) ends[p.partitionIndex] = p.offset;
-  return ends;
-}
 
 describeWithKafka('MariaDB source killed with SIGKILL ten times mid-stream', () => {
   const run = randomUUID().slice(0, 8);

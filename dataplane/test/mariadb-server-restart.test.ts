@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type mysql from 'mysql2/promise';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import {
+  eventually,
+  readTopic,
+  startWorker,
+  stopWorker,
+  topicSize,
+  type RunningWorker,
+} from '@sluice/testing/kafka-helpers';
+import { startPrivateMariadb, type PrivateMariadb } from '@sluice/testing/mariadb-server';
+import { arrivedEvents, lostOrAltered, numberedRow } from './numbered-rows.js';
+import {
+  gtidSequence,
+  mariadbConnection,
+  mariadbSource,
+  mariadbSourceConfig,
+  partitionEnds,
+  recordedPosition,
+  untilRecorded,
+  writeMariadbTransaction,
+  type MariadbSource,
+} from './mariadb-numbered.js';
+
+// The MariaDB server itself going away under a streaming MARIADB_SOURCE
+// worker, on a server of the test's own (testing/src/mariadb-server.ts; the
+// shared one must stay up for the other tests): numbered rows inserted in
+// transactions of 250 while the server is shut down cleanly (SIGTERM) and,
+// later, killed (SIGKILL of mariadbd), each time started again after a few
+// seconds. The worker is restarted whenever it ends, as the runtimes do
+// (docs/data-plane.md, "Worker restarts"). The writer carries on across the
+// outages as an application would: a transaction whose commit went
+// unanswered is looked up once the server is back, and written again only
+// if it is not there.
+//
+// What a user notices, and so what is checked:
+// - every numbered row is on the broker, intact (checked id by id);
+// - while the server is down, what the worker says (its termination
+//   message, its connector's error) names the server and why;
+// - duplicates are bounded: what a worker sends again is only what no
+//   worker had recorded when the previous one ended.
+
+const PER_TRANSACTION = 250;
+const TRANSACTIONS = 80;
+const PACE_MS = 25;
+const OUTAGE_MS = 5_000;
+
+interface Ended {
+  message: string;
+  /** The recorded GTID sequence when the worker had ended, and the topic's partition ends then. */
+  recorded: number;
+  ends: bigint[];
+}
+
+describeWithKafka('MariaDB source across restarts of its server', () => {
+  const run = randomUUID().slice(0, 8);
+  const brokers = testKafkaBrokers() ?? [];
+  const connectorId = `src_mariadb_restart_${run}`;
+  const topic = `sluice.mariadb-restart-${run}`;
+  let server: PrivateMariadb | undefined;
+  let source: MariadbSource | undefined;
+  const workers: RunningWorker[] = [];
+  let supervising = true;
+
+  beforeAll(async () => {
+    server = await startPrivateMariadb();
+    source = await mariadbSource('cdc_restart', brokers, topic, 3, server.url);
+  });
+  afterAll(async () => {
+    supervising = false;
+    for (const w of workers) await stopWorker(w);
+    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
+    await source?.close().catch(() => undefined);
+    await server?.close();
+  });
+
+  it('loses no row when the server is shut down or killed mid-stream', async () => {
+    const s = server!;
+    const { database, admin } = source!;
+    let conn: mysql.Connection = source!.conn;
+    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
+    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
+
+    // The runtime: whenever the worker ends, what it said is kept and another is started a second later.
+    const ended: Ended[] = [];
+    const supervise = async (): Promise<void> => {
+      while (supervising) {
+        const w = await startWorker(config, env);
+        workers.push(w);
+        await w.exited;
+        if (!supervising) return;
+        const recorded = gtidSequence((await recordedPosition(brokers, admin, connectorId))?.gtid ?? '');
+        ended.push({
+          message: w.terminationMessage() ?? w.output().slice(-500),
+          recorded,
+          ends: await partitionEnds(admin, topic),
+        });
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    };
+    const supervisor = supervise();
+    await untilRecorded(brokers, admin, connectorId, '0-0-0', () => undefined);
+
+    // The writer: each transaction committed once, whatever the outages.
+    let written = 0;
+    const outagesAt: number[] = [];
+    const reconnect = async () => {
+      await conn.end().catch(() => undefined);
+      for (;;) {
+        try {
+          conn = await mariadbConnection(database, s.url);
+          return;
+        } catch {
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    };
+    const committed = async (id: number) => {
+      const [found] = await conn.query('select count(*) as n from numbered where id = ?', [id]);
+      return Number((found as { n: number | string }[])[0]?.n) > 0;
+    };
+    const inserted = (async () => {
+      for (let t = 0; t < TRANSACTIONS; t++) {
+        const first = t * PER_TRANSACTION + 1;
+        const rows = Array.from({ length: PER_TRANSACTION }, (_, i) => numberedRow(first + i, 0));
+        for (;;) {
+          try {
+            await writeMariadbTransaction(conn, { inserts: rows });
+            written = t + 1;
+            break;
+          } catch {
+            // The server went away: once it answers, the transaction is written again unless it committed.
+            await reconnect();
+            if (await committed(first)) {
+              written = t + 1;
+              break;
+            }
+          }
+        }
+        await new Promise((r) => setTimeout(r, PACE_MS));
+      }
+    })();
+    inserted.catch(() => undefined);
+
+    // Each outage once the worker put more rows on the broker.
+    for (const [kind, atEvents] of [
+      ['stop', 2_000],
+      ['kill', 7_000],
+    ] as const) {
+      await eventually(
+        () => topicSize(admin, topic),
+        (n) => n >= atEvents,
+        120_000,
+        50,
+      );
+      if (kind === 'stop') await s.stop();
+      else await s.kill();
+      outagesAt.push(written);
+      await new Promise((r) => setTimeout(r, OUTAGE_MS));
+      await s.start();
+    }
+    await inserted;
+    // Both outages fell while rows were being written.
+    expect(outagesAt).toHaveLength(2);
+    expect(Math.max(...outagesAt)).toBeLessThan(TRANSACTIONS);
+
+    const [last] = await conn.query('select @@global.gtid_binlog_pos as p');
+    const lastGtid = String((last as { p: string }[])[0]?.p);
+    await untilRecorded(brokers, admin, connectorId, lastGtid, () => undefined, 180_000);
+    supervising = false;
+    for (const w of workers) await stopWorker(w);
+    await supervisor;
+
+    const ROWS = TRANSACTIONS * PER_TRANSACTION;
+    const all = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    console.info(
+      `${all.length} events for ${ROWS} rows; outages after ${outagesAt.join(' and ')} of ${TRANSACTIONS} transactions; ` +
+        `${ended.length} worker ends:\n` +
+        ended.map((e) => `  ${e.message.trim().split('\n').pop()}`).join('\n'),
+    );
+
+    // Every number, one by one, intact.
+    const { missing, wrong } = lostOrAltered(all, ROWS);
+    expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
+    expect(missing).toHaveLength(0);
+
+    // What the worker said while the server was down names the server, and is no stack trace.
+    expect(ended.length).toBeGreaterThan(0);
+    for (const e of ended) {
+      expect(e.message).toContain(`MariaDB at 127.0.0.1:${s.port}`);
+      expect(e.message).not.toMatch(/\n\s+at /);
+    }
+
+    // Duplicates bounded: nothing a worker had recorded when its predecessor ended was sent again.
+    const positionOf = new Map(all.map((e) => [e.id, gtidSequence(e.position)]));
+    for (const e of ended) {
+      const resentRecorded = all.filter(
+        (a) => a.offset >= (e.ends[a.partition] ?? 0n) && (positionOf.get(a.id) ?? Infinity) <= e.recorded,
+      );
+      expect(resentRecorded.slice(0, 10)).toEqual([]);
+    }
+  });
+});
