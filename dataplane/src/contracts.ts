@@ -4,8 +4,11 @@
 //   target worker: stream ──mapper──▶ SinkRecord batches ──▶ Sink
 // docs/data-plane.md describes the envelope and the topic naming for users.
 
-/** `c` insert, `u` update, `d` delete, `r` a row read by a snapshot (backfill). */
-export type ChangeOp = 'c' | 'u' | 'd' | 'r';
+/**
+ * `c` insert, `u` update, `d` delete, `r` a row read by a snapshot
+ * (backfill), `t` the table was truncated (every row removed; no row, no key).
+ */
+export type ChangeOp = 'c' | 'u' | 'd' | 'r' | 't';
 
 /**
  * A change event on a change stream (JSON value of the Kafka message; the
@@ -19,8 +22,10 @@ export interface ChangeEvent {
   before: Record<string, unknown> | null;
   /** The row after the change (inserts, updates, snapshot reads). */
   after: Record<string, unknown> | null;
-  /** The primary-key columns of the row and their values. */
+  /** The primary-key columns of the row and their values; `{}` for a truncate (it concerns every key). */
   key: Record<string, unknown>;
+  /** A truncate's options at the source (PostgreSQL's CASCADE and RESTART IDENTITY), for information. */
+  truncate?: { cascade: boolean; restart_identity: boolean };
   source: {
     connector_id: string;
     datamodel_id: string;
@@ -59,9 +64,47 @@ export function changeEvent(
   };
 }
 
-/** One row for a target, after the mapper. */
+/**
+ * A truncate of a data model's table, as its publisher copies it to every
+ * partition of the topic (`TRUNCATE_HEADER`): the target applies it once the
+ * copies of every partition arrived (docs/data-plane.md "Truncates").
+ */
+export function truncateEvent(
+  e: Omit<ChangeEvent['source'], 'ts_ms' | 'snapshot'> & {
+    tsMs: number;
+    truncate?: ChangeEvent['truncate'];
+  },
+): ChangeEvent {
+  return {
+    op: 't',
+    before: null,
+    after: null,
+    key: {},
+    ...(e.truncate ? { truncate: e.truncate } : {}),
+    source: {
+      connector_id: e.connector_id,
+      datamodel_id: e.datamodel_id,
+      entry: e.entry,
+      position: e.position,
+      snapshot: false,
+      ts_ms: e.tsMs,
+    },
+    emitted_ms: Date.now(),
+  };
+}
+
+/**
+ * The Kafka header of each copy of a truncate event: JSON
+ * `{"id": "<position> <entry>", "partitions": <the topic's count>}`. The
+ * target loop reads it without parsing the value, holds each partition at
+ * its copy until every partition's copy arrived, then lets them through
+ * together (`target/truncate-barrier.ts`).
+ */
+export const TRUNCATE_HEADER = 'sluice-truncate';
+
+/** One row for a target, after the mapper; `truncate` removes every row of `table` (row `{}`). */
 export interface SinkRecord {
-  op: 'upsert' | 'delete';
+  op: 'upsert' | 'delete' | 'truncate';
   /** The subscription's target_table_name (a table, or a topic for brokers). */
   table: string;
   /** The mapped row (for deletes: at least the key columns). */

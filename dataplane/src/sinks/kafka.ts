@@ -7,6 +7,7 @@ import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 import { workerOutboundPolicy } from '../outbound.js';
 import { describeKafkaFailure } from '../systems/kafka/errors.js';
 import { targetEngine } from '../target/target-loop.js';
+import { withoutRepeatedTruncates } from '../target/truncate-barrier.js';
 import type { SinkOpenOptions } from './target-engines.js';
 
 // KAFKA_TARGET (spec 2.13): each record is one message on the topic named by
@@ -14,7 +15,11 @@ import type { SinkOpenOptions } from './target-engines.js';
 // key the JSON object of its primary-key columns, so one row's versions land
 // in one partition, in order, and a compacted topic keeps its latest; rows of
 // a subscription without a primary_key rule have no key. A delete is a
-// tombstone (no value). A batch goes as requests of at most 512 KiB
+// tombstone (no value). A truncate (every row of the source table gone) goes
+// to every partition of the topic, as a message keyed `{}` with no value and
+// the header `sluice-op: truncate`: a consumer that knows it empties its
+// copy at that point of each partition; one that does not sees a delete of
+// a key no row has. A batch goes as requests of at most 512 KiB
 // (produce-chunks.ts). The producer is idempotent with acks=all, so a retry
 // inside the client writes no duplicate; a batch sent again after a crash
 // does (at-least-once: docs/data-plane.md). Every broker it dials, bootstrap
@@ -39,8 +44,23 @@ export function toKafkaMessage(r: SinkRecord): Out {
   return message;
 }
 
+/** The header that marks a truncate on a KAFKA_TARGET topic. */
+export const TARGET_OP_HEADER = 'sluice-op';
+
+/** A truncate's messages: one per partition of its topic. */
+function truncateMessages(r: SinkRecord, partitions: number): Out[] {
+  return Array.from({ length: partitions }, (_, partition) => ({
+    topic: r.table,
+    partition,
+    key: Buffer.from('{}'),
+    headers: new Map([[Buffer.from(TARGET_OP_HEADER), Buffer.from('truncate')]]),
+  }));
+}
+
 export class KafkaSink implements Sink {
   readonly #producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  /** Partitions of the target topics truncates went to, read once each. */
+  readonly #partitions = new Map<string, number>();
   /** The bootstrap brokers, as failures name them. */
   readonly #where: string;
 
@@ -69,9 +89,26 @@ export class KafkaSink implements Sink {
 
   async write(batch: readonly SinkRecord[], _signal: AbortSignal, ready?: Promise<void>): Promise<void> {
     if (batch.length === 0) return;
-    const requests = chunkBySize(batch.map(toKafkaMessage));
+    const records = withoutRepeatedTruncates(batch);
+    const truncated = [...new Set(records.filter((r) => r.op === 'truncate').map((r) => r.table))];
+    // Encoded before `ready` (CPU work that overlaps the previous commit), unless truncates need the topics' partitions.
+    const encode = () =>
+      chunkBySize(
+        records.flatMap((r) =>
+          r.op === 'truncate' ? truncateMessages(r, this.#partitions.get(r.table) ?? 1) : [toKafkaMessage(r)],
+        ),
+      );
+    let requests = truncated.length === 0 ? encode() : null;
     await ready;
     try {
+      if (requests === null) {
+        const unknown = truncated.filter((t) => !this.#partitions.has(t));
+        if (unknown.length > 0) {
+          const meta = await this.#producer.metadata({ topics: unknown, autocreateTopics: true });
+          for (const t of unknown) this.#partitions.set(t, meta.topics.get(t)?.partitionsCount ?? 1);
+        }
+        requests = encode();
+      }
       for (const messages of requests) await this.#producer.send({ messages });
     } catch (e) {
       throw new Error(describeKafkaFailure(e, this.#where), { cause: e });

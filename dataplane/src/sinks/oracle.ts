@@ -129,6 +129,8 @@ class OracleSink implements Sink {
       for (const t of tables) {
         current = qualifiedOracle(t.ref);
         const columns = learned.get(t.name) as Columns;
+        // A truncate: every row, in this transaction (Oracle's TRUNCATE would commit on its own).
+        if (t.plan.truncate && columns.size > 0) await session.execute(`DELETE FROM ${current}`);
         await this.deleteKeys(session, t.ref, columns, t.plan);
         await this.mergeRows(session, t.ref, columns, t.plan);
       }

@@ -13,7 +13,8 @@ import { describePgFailure } from '../systems/postgres/errors.js';
 import { ddlFor, plannedTypes, qualified, type TableRef } from './postgres-ddl.js';
 
 // The POSTGRES_TARGET sink. One batch = one transaction: the DDL it needs
-// (PostgreSQL's DDL is transactional), the deletes, then one
+// (PostgreSQL's DDL is transactional), a truncate's `DELETE` of every row,
+// the deletes, then one
 // `INSERT … SELECT … FROM unnest(…) ON CONFLICT (key) DO UPDATE` per table and
 // column set (5,000 rows per statement: the fastest measured on these
 // machines). A batch that fails leaves nothing behind, and writing a batch
@@ -47,6 +48,8 @@ interface TableState {
 /** What one batch does to one table, once repeated keys are folded. */
 interface TablePlan {
   keyColumns: string[];
+  /** Every row goes first (a truncate; the batch's rows before it are already left out). */
+  truncate: boolean;
   /** Keys to delete first (a delete, or a delete followed by a re-insert). */
   deletes: Record<string, unknown>[];
   /** The last row of each upserted key (rows of one key merged, later values winning). */
@@ -146,6 +149,8 @@ class PostgresSink implements Sink {
         current = { schema: this.schema, table };
         const state = await this.prepare(client, current, plan);
         learned.set(table, state);
+        // DELETE rather than TRUNCATE: the privilege the sink has already, and no lock that stops readers.
+        if (plan.truncate && state.columns.size > 0) await client.query(`delete from ${qualified(current)}`);
         await this.deleteKeys(client, current, state, plan);
         await this.upsertRows(client, current, state, plan);
       }
@@ -217,7 +222,8 @@ class PostgresSink implements Sink {
     const [table, plan] = [...plans][0] as [string, TablePlan];
     const known = this.tables.get(table);
     const rows = plan.upsertGroups[0];
-    if (!known || !rows || plan.upsertGroups.length !== 1 || plan.deletes.length > 0) return null;
+    if (!known || !rows || plan.upsertGroups.length !== 1 || plan.deletes.length > 0 || plan.truncate)
+      return null;
     if (rows.length > this.rowsPerStatement || needsColumn(known.columns, plan)) return null;
     const ref = { schema: this.schema, table };
     const statement = upsertStatement(ref, known, plan.keyColumns, rows);
@@ -248,7 +254,7 @@ class PostgresSink implements Sink {
     const existing = await describeTable(client, ref);
     const casts = this.options.castsFor?.(ref.table) ?? {};
     if (plan.upserts.length === 0) {
-      // Only deletes: nothing to create (no table: nothing to delete either).
+      // Only deletes (or a truncate): nothing to create (no table: nothing to delete either).
       return { columns: existing ?? new Map() };
     }
     for (const statement of ddlFor(ref, existing, plan.upserts, plan.keyColumns, casts)) {
@@ -378,17 +384,30 @@ export function byColumnSet(rows: readonly Record<string, unknown>[]): Record<st
  * Folds a batch per table and key, in order: consecutive upserts of a key
  * merge (later values win); a delete forgets the upserts before it and
  * schedules the key's delete, which runs before the upserts, so "delete then
- * insert" ends with only the new row's values.
+ * insert" ends with only the new row's values. A truncate forgets everything
+ * of its table before it and empties the table first.
  */
 export function planBatch(batch: readonly SinkRecord[]): Map<string, TablePlan> {
   const byTable = new Map<
     string,
     {
-      keyColumns: string[];
+      /** Null until a row of the table brings them (a truncate has none). */
+      keyColumns: string[] | null;
+      truncate: boolean;
       keys: Map<string, { deleted: boolean; row: Record<string, unknown> | null; keyValues: unknown[] }>;
     }
   >();
   for (const record of batch) {
+    if (record.op === 'truncate') {
+      const table = byTable.get(record.table);
+      if (table) table.keys.clear();
+      byTable.set(record.table, {
+        keyColumns: table?.keyColumns ?? null,
+        truncate: true,
+        keys: table?.keys ?? new Map(),
+      });
+      continue;
+    }
     if (record.keyColumns.length === 0) {
       throw new PostgresSinkError(
         `Rows for table "${record.table}" have no primary-key column: a database target needs one (mapper primary_key)`,
@@ -396,13 +415,14 @@ export function planBatch(batch: readonly SinkRecord[]): Map<string, TablePlan> 
     }
     let table = byTable.get(record.table);
     if (!table) {
-      table = { keyColumns: [...record.keyColumns], keys: new Map() };
+      table = { keyColumns: null, truncate: false, keys: new Map() };
       byTable.set(record.table, table);
     }
-    const keyValues = table.keyColumns.map((k) => record.row[k]);
+    const keyColumns = (table.keyColumns ??= [...record.keyColumns]);
+    const keyValues = keyColumns.map((k) => record.row[k]);
     if (keyValues.some((v) => v === null || v === undefined)) {
       throw new PostgresSinkError(
-        `A row for table "${record.table}" has no value for a primary-key column (${table.keyColumns.join(', ')})`,
+        `A row for table "${record.table}" has no value for a primary-key column (${keyColumns.join(', ')})`,
       );
     }
     // One key column (the common case) needs no JSON: type and text identify it.
@@ -423,14 +443,20 @@ export function planBatch(batch: readonly SinkRecord[]): Map<string, TablePlan> 
   }
   const plans = new Map<string, TablePlan>();
   for (const [name, table] of byTable) {
+    const keyColumns = table.keyColumns ?? [];
     const deletes: Record<string, unknown>[] = [];
     const upserts: Record<string, unknown>[] = [];
     for (const entry of table.keys.values()) {
-      if (entry.deleted)
-        deletes.push(Object.fromEntries(table.keyColumns.map((k, i) => [k, entry.keyValues[i]])));
+      if (entry.deleted) deletes.push(Object.fromEntries(keyColumns.map((k, i) => [k, entry.keyValues[i]])));
       if (entry.row) upserts.push(entry.row);
     }
-    plans.set(name, { keyColumns: table.keyColumns, deletes, upserts, upsertGroups: byColumnSet(upserts) });
+    plans.set(name, {
+      keyColumns,
+      truncate: table.truncate,
+      deletes,
+      upserts,
+      upsertGroups: byColumnSet(upserts),
+    });
   }
   return plans;
 }

@@ -7,6 +7,7 @@ import {
 } from '@sluice/shared/net';
 import { abortableSleep } from '@sluice/shared/util';
 import type { Sink, SinkRecord } from '../contracts.js';
+import { withoutRepeatedTruncates } from '../target/truncate-barrier.js';
 
 // The WEBHOOK_TARGET sink: rows as JSON to an HTTP endpoint, `batch_size`
 // rows per request, under the outbound-address policy (SSRF). A request that
@@ -15,7 +16,7 @@ import type { Sink, SinkRecord } from '../contracts.js';
 // any other answer fails the batch at once with its status and a short
 // excerpt of its body. Each element of the body says what happened to which
 // row (`op`, `table`, `key`, `row`): a receiver needs deletes told apart from
-// upserts. docs/data-plane-postgres.md describes the request.
+// upserts, and a truncate (every row of the table gone) from both. docs/data-plane-postgres.md describes the request.
 
 /** WebhookTargetConfig with its secret fields resolved (the framework's job). */
 export interface WebhookTargetSettings {
@@ -47,9 +48,9 @@ export interface WebhookSinkOptions {
   random?: () => number;
 }
 
-/** One element of a request body. */
+/** One element of a request body; a `truncate` (key and row `{}`) says every row of `table` is gone. */
 export interface WebhookRow {
-  op: 'upsert' | 'delete';
+  op: 'upsert' | 'delete' | 'truncate';
   table: string;
   key: Record<string, unknown>;
   row: Record<string, unknown>;
@@ -130,7 +131,7 @@ export function createWebhookSink(settings: WebhookTargetSettings, options: Webh
 
   return {
     async write(batch: readonly SinkRecord[], signal: AbortSignal, ready?: Promise<void>): Promise<void> {
-      const rows = batch.map(toWebhookRow);
+      const rows = withoutRepeatedTruncates(batch).map(toWebhookRow);
       await ready;
       for (let at = 0; at < rows.length; at += batchSize) {
         const chunk = rows.slice(at, at + batchSize);

@@ -34,7 +34,7 @@ export type PgoutputMessage =
   | { tag: 'insert'; relid: number; after: TupleData }
   | { tag: 'update'; relid: number; before: TupleData | null; beforeIsKeyOnly: boolean; after: TupleData }
   | { tag: 'delete'; relid: number; before: TupleData; beforeIsKeyOnly: boolean }
-  | { tag: 'truncate'; relids: number[] }
+  | { tag: 'truncate'; relids: number[]; cascade: boolean; restartIdentity: boolean }
   | { tag: 'other'; code: string };
 
 /** Column values in relation order: text, null, or `undefined` for an unchanged TOASTed value that was not sent. */
@@ -146,10 +146,10 @@ export function parsePgoutput(buf: Buffer): PgoutputMessage {
     }
     case 'T': {
       const n = r.u32();
-      r.u8(); // options
+      const options = r.u8(); // bit 1: CASCADE, bit 2: RESTART IDENTITY
       const relids: number[] = [];
       for (let i = 0; i < n; i++) relids.push(r.u32());
-      return { tag: 'truncate', relids };
+      return { tag: 'truncate', relids, cascade: (options & 1) !== 0, restartIdentity: (options & 2) !== 0 };
     }
     default:
       // Origin, Type and Message carry nothing the change stream needs.

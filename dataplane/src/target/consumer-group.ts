@@ -51,6 +51,8 @@ const FETCH_MAX_BYTES_PER_PARTITION = 1024 * 1024;
 export interface GroupStream {
   topics: string[];
   stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+  /** The partitions of `topic` the group gave this consumer, null before it joined. */
+  assigned(topic: string): number[] | null;
   /** Stops the lag monitoring, the stream and the consumer. */
   close(): Promise<void>;
 }
@@ -113,5 +115,7 @@ export async function openGroupStream(
     }
   });
   consumer.startLagMonitoring({ topics }, 5_000);
-  return { topics, stream, close };
+  const assigned = (topic: string) =>
+    consumer.assignments?.find((a) => a.topic === topic)?.partitions ?? null;
+  return { topics, stream, assigned, close };
 }

@@ -170,6 +170,16 @@ export function mapMessage(m: ConsumedMessage, subs: readonly PreparedSubscripti
         fail(s, 'not_change_event', 'not a change event (no `op`)', 0, null);
         continue;
       }
+      if (event.op === 't') {
+        // Every row of the table: nothing to map (no row), the subscription's table to empty.
+        records.push({
+          op: 'truncate',
+          table: s.config.target_table_name,
+          row: {},
+          keyColumns: s.keyColumns,
+        });
+        continue;
+      }
       op = event.op === 'd' ? 'delete' : 'upsert';
       input = op === 'delete' ? (event.before ?? event.key ?? {}) : (event.after ?? {});
     } else if (s.includeMetadata && isObject(input)) {

@@ -8,6 +8,7 @@ import { groupsOf, openGroupStream, type Group, type RawMessage } from './consum
 import { metricsOf, type TargetMetrics } from './metrics.js';
 import { prepareSubscription, type PreparedSubscription } from './records.js';
 import { loopOptions, type TargetLoopOptions } from './settings.js';
+import { truncateCopy, TruncateBarrier } from './truncate-barrier.js';
 import { mapBatch, mapBatchInSlices, writeMapped, type MappedBatch, type WritePath } from './write-path.js';
 
 // The target worker: consume the streams of the enabled subscriptions, map,
@@ -79,7 +80,11 @@ async function runGroup(
   m: TargetMetrics,
   o: TargetLoopOptions,
 ): Promise<{ done: Promise<void>; close(): Promise<void> }> {
-  const { topics, stream: active, close } = await openGroupStream(g, connectorId, m, o);
+  const { topics, stream: active, assigned, close } = await openGroupStream(g, connectorId, m, o);
+  // Truncates wait here for their copies of every partition (truncate-barrier.ts); held messages
+  // are not in `buffer`, so the back-pressure below cannot stop the copies still awaited.
+  const barrier = new TruncateBarrier<RawMessage>(assigned);
+  const partialTold = new Set<string>();
 
   const subsOf = new Map<string, PreparedSubscription[]>();
   for (const s of g.subs) subsOf.set(s.config.topic, [...(subsOf.get(s.config.topic) ?? []), s]);
@@ -101,7 +106,18 @@ async function runGroup(
   };
   let failure: Error | undefined;
   active.on('data', (msg: RawMessage) => {
-    buffer.push(msg);
+    const copy = truncateCopy(msg);
+    if (copy && barrier.partial(msg.topic, copy.partitions) && !partialTold.has(msg.topic)) {
+      partialTold.add(msg.topic);
+      ctx.log('warn', 'a truncate is applied by a worker that reads only some partitions of its topic', {
+        topic: msg.topic,
+        partitions: copy.partitions,
+        assigned: assigned(msg.topic)?.length ?? null,
+      });
+    }
+    const go = barrier.admit(msg);
+    if (barrier.waiting) go.push(...barrier.reassess());
+    for (const ready of go) buffer.push(ready);
     if (buffer.length >= o.maxBuffered && !active.isPaused()) {
       active.pause();
       m.paused.set({ group: g.groupId }, 1);

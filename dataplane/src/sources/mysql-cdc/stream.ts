@@ -1,5 +1,5 @@
 import type mysql from 'mysql2/promise';
-import { changeEvent, type ChangeOp } from '../../contracts.js';
+import { changeEvent, truncateEvent, type ChangeOp } from '../../contracts.js';
 import {
   EVENT,
   HEADER_LENGTH,
@@ -22,6 +22,7 @@ import { isMysqlGtidSet } from './gtid-set.js';
 import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } from './position.js';
 import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
+import { truncatedTable } from './truncate-statement.js';
 
 // The stream of the capture: the binary log read from the checkpointed
 // position (COM_BINLOG_DUMP; on MariaDB from the GTID position), the row
@@ -336,6 +337,8 @@ export class BinlogStream {
       return this.commit(queueEmpty);
     }
     // A statement (DDL) is its own group: its table definitions are read anew at their next table map.
+    const truncated = truncatedTable(sql, q.schema);
+    if (truncated !== null) await this.truncate(header, truncated);
     this.noteDdl(q.schema, sql);
     if (this.transaction) return this.commit(queueEmpty);
     this.committed = { ...this.position };
@@ -352,11 +355,26 @@ export class BinlogStream {
     const entry = parts.length === 2 ? `${parts[0]}.${parts[1]}` : `${schema}.${parts[0]}`;
     const captured = this.tables.get(entry);
     if (!captured) return;
-    if (/^TRUNCATE/i.test(m[1]!)) {
-      this.options.log?.('warn', `a TRUNCATE of ${entry} is not carried to the change stream`);
-    }
     captured.shape = null;
     for (const [id, m2] of this.maps) if (m2?.captured === captured) this.maps.delete(id);
+  }
+
+  /** A TRUNCATE of a captured table: one event, in the statement's own transaction (it commits right after). */
+  private async truncate(header: EventHeader, entry: string): Promise<void> {
+    const captured = this.tables.get(entry);
+    if (!captured) return;
+    const t = this.transaction;
+    await this.options.onEvent(
+      truncateEvent({
+        connector_id: this.options.connectorId,
+        datamodel_id: captured.datamodelId,
+        entry,
+        position: t?.position ?? formatPosition(this.position),
+        tsMs: t?.tsMs ?? header.timestamp * 1000,
+      }),
+    );
+    if (t) t.events += 1;
+    else this.eventsWaiting += 1;
   }
 
   private async tableMap(map: TableMapEvent): Promise<void> {

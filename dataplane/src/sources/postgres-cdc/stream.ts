@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { changeEvent, type ChangeOp } from '../../contracts.js';
+import { changeEvent, truncateEvent, type ChangeOp } from '../../contracts.js';
 import { quoteIdent, quoteLiteral } from '../../systems/postgres/connection.js';
 import { describePgFailure } from '../../systems/postgres/errors.js';
 import {
@@ -235,7 +235,21 @@ export class ReplicationStream {
         return;
       }
       case 'truncate':
-        this.options.log?.('warn', 'a TRUNCATE of a captured table is not carried to the change stream');
+        // One event per captured table of the statement (a CASCADE lists the tables it reached too).
+        for (const relid of msg.relids) {
+          const rel = this.relations.get(relid);
+          if (!rel?.datamodelId) continue;
+          await this.options.onEvent(
+            truncateEvent({
+              connector_id: this.options.connectorId,
+              datamodel_id: rel.datamodelId,
+              entry: rel.entry,
+              position,
+              tsMs: this.commitMs,
+              truncate: { cascade: msg.cascade, restart_identity: msg.restartIdentity },
+            }),
+          );
+        }
         return;
       default:
         return;

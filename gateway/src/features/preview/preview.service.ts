@@ -169,8 +169,10 @@ function mapAll(fetched: PreviewMessages, s: PreparedSubscription) {
   const fromStream = fetched.kind === 'stream';
   fetched.messages.forEach((m, index) => {
     const out = mapMessage(m, [s]);
-    records.push(...out.records);
     for (const r of out.records) {
+      // A truncate is no row of the table (nor any of its columns): not shown.
+      if (r.op === 'truncate') continue;
+      records.push(r);
       // Error-table rows are records too (the DDL covers them); they show as `errors` below.
       if (r.table !== s.config.target_table_name) continue;
       rows.push({ message_index: index, table: r.table, op: r.op, row: r.row, key_columns: r.keyColumns });
