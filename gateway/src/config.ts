@@ -53,6 +53,8 @@ export interface Config {
    */
   watchNamespaces: string[] | undefined;
   logLevel: string;
+  /** How long a stopping gateway keeps serving before it closes its listener (SLUICE_SHUTDOWN_DELAY_MS). */
+  shutdownDelayMs: number;
   /** How long a resolved bearer token is reused without a query (0: never). */
   principalCacheMs: number;
   loginMaxPerAccount: number;
@@ -291,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerNamespace: namespace(env, 'SLUICE_WORKER_NAMESPACE', home),
     watchNamespaces: watched(env, home),
     logLevel: env.LOG_LEVEL || 'info',
+    shutdownDelayMs: int(env, 'SLUICE_SHUTDOWN_DELAY_MS', 0, 0),
     principalCacheMs: int(env, 'SLUICE_PRINCIPAL_CACHE_MS', 2000, 0),
     loginMaxPerAccount: int(env, 'SLUICE_LOGIN_MAX_PER_ACCOUNT', 10),
     loginMaxPerAddress: int(env, 'SLUICE_LOGIN_MAX_PER_ADDRESS', 100),

@@ -20,16 +20,22 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'Shutting down: finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), 25_000);
+    // Behind a Service, a terminating pod is taken out of the endpoints while
+    // it is told to stop: new connections may still reach it for a moment, so
+    // it keeps serving for SLUICE_SHUTDOWN_DELAY_MS before closing its listener.
+    const delay = config.shutdownDelayMs;
+    log.info({ signal, delayMs: delay }, 'Shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), delay + 25_000);
     force.unref();
-    gateway.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'Shutdown failed');
-        process.exit(1);
-      },
-    );
+    new Promise((r) => setTimeout(r, delay))
+      .then(() => gateway.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'Shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

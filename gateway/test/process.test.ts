@@ -78,4 +78,31 @@ describe('the gateway process', () => {
     expect(output).toContain('Mail written to the outbox');
     expect(output).toContain('Shutting down');
   }, 60_000);
+
+  it('with SLUICE_SHUTDOWN_DELAY_MS, keeps answering new requests for that long after SIGTERM, then exits', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const stopping = spawn(process.execPath, [main], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SLUICE_DATA_DIR: mkdtempSync(join(dataDir, 'delay-')),
+        DATABASE_URL: '',
+        SLUICE_SHUTDOWN_DELAY_MS: '2000',
+      },
+      stdio: 'ignore',
+    });
+    child = stopping;
+    const base = `http://127.0.0.1:${port}/api`;
+    await waitFor(`${base}/livez`);
+    const exited = new Promise<number | null>((r) => stopping.on('exit', (code) => r(code)));
+    const signalled = Date.now();
+    stopping.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    // A pod leaving a Service's endpoints still gets new connections for a moment: they are served.
+    expect((await fetch(`${base}/livez`)).status).toBe(200);
+    expect(await exited).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(2000);
+    await expect(fetch(`${base}/livez`)).rejects.toThrow();
+  }, 60_000);
 });
