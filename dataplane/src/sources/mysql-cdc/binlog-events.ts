@@ -24,6 +24,8 @@ export const EVENT = {
   /** An update whose JSON columns may be logged as diffs (binlog_row_value_options=PARTIAL_JSON). */
   MYSQL_PARTIAL_UPDATE_ROWS: 39,
   MYSQL_TRANSACTION_PAYLOAD: 40,
+  /** The end of an XA transaction's first part (XA PREPARE), or of a one-phase XA COMMIT. */
+  XA_PREPARE: 38,
   /** A GTID with a tag (MySQL 8.3+: `uuid:tag:gno`). */
   MYSQL_GTID_TAGGED: 42,
   MARIADB_GTID: 162,
@@ -131,6 +133,8 @@ export interface MariadbGtidEvent {
   sequence: bigint;
   /** No BEGIN … COMMIT around it: one statement (DDL) is the whole group. */
   standalone: boolean;
+  /** The group is an XA transaction's first part (XA START … XA PREPARE). */
+  preparedXa: boolean;
 }
 
 export function parseMariadbGtid(body: Buffer): MariadbGtidEvent {
@@ -138,7 +142,33 @@ export function parseMariadbGtid(body: Buffer): MariadbGtidEvent {
   const sequence = r.u64();
   const domain = r.uint(4);
   const flags = r.u8();
-  return { domain, sequence, standalone: (flags & 1) !== 0 };
+  // FL_PREPARED_XA (64): the group is an XA transaction's first part, ended by XA_PREPARE.
+  return { domain, sequence, standalone: (flags & 1) !== 0, preparedXa: (flags & 64) !== 0 };
+}
+
+export interface XaPrepareEvent {
+  /** XA COMMIT … ONE PHASE: the transaction is committed here, not prepared. */
+  onePhase: boolean;
+  /** The XID as the server writes it in XA statements of the log: `X'gtrid',X'bqual',formatID`. */
+  xid: string;
+}
+
+/** XA_PREPARE_LOG_EVENT: one_phase (1 byte), formatID, gtrid_length, bqual_length (4 bytes each), then the two parts. */
+export function parseXaPrepare(body: Buffer): XaPrepareEvent {
+  const r = new Reader(body);
+  const onePhase = r.u8() !== 0;
+  const formatId = r.buf.readInt32LE(r.pos);
+  r.pos += 4;
+  const gtridLength = r.uint(4);
+  const bqualLength = r.uint(4);
+  const gtrid = r.bytes(gtridLength);
+  const bqual = r.bytes(bqualLength);
+  return { onePhase, xid: xidText(gtrid, bqual, formatId) };
+}
+
+/** An XID in the form the server logs XA statements with (hex parts, upper case). */
+export function xidText(gtrid: Buffer, bqual: Buffer, formatId: number): string {
+  return `X'${gtrid.toString('hex').toUpperCase()}',X'${bqual.toString('hex').toUpperCase()}',${formatId}`;
 }
 
 export interface MysqlGtidEvent {

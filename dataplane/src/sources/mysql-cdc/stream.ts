@@ -1,5 +1,5 @@
 import type mysql from 'mysql2/promise';
-import { changeEvent, truncateEvent, type ChangeOp } from '../../contracts.js';
+import { changeEvent, truncateEvent, type ChangeEvent, type ChangeOp } from '../../contracts.js';
 import {
   EVENT,
   HEADER_LENGTH,
@@ -10,6 +10,7 @@ import {
   parseRotate,
   parseRowsHead,
   parseTableMap,
+  parseXaPrepare,
   rowsKind,
   type EventHeader,
   type TableMapEvent,
@@ -23,6 +24,7 @@ import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } fr
 import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
 import { truncatedTable } from './truncate-statement.js';
+import { PreparedXa, xaOutcome, type XaOutcome } from './xa-transactions.js';
 
 // The stream of the capture: the binary log read from the checkpointed
 // position (COM_BINLOG_DUMP; on MariaDB from the GTID position), the row
@@ -49,6 +51,10 @@ interface OpenTransaction {
   gtidAfter: string;
   tsMs: number;
   events: number;
+  /** The position before its first event. */
+  start: BinlogPosition;
+  /** An XA transaction's rows, held until its outcome (xa-transactions.ts). */
+  xa?: ChangeEvent[];
 }
 
 export interface BinlogStreamParts {
@@ -70,6 +76,7 @@ export class BinlogStream {
   >();
   private position: BinlogPosition;
   private transaction: OpenTransaction | null = null;
+  private readonly preparedXa = new PreparedXa();
   /** The position after the last commit read but not yet recorded. */
   private committed: BinlogPosition | null = null;
   private commitsWaiting = 0;
@@ -202,7 +209,8 @@ export class BinlogStream {
   /** Publishes what is buffered and records the position after the commits it completes. */
   private async checkpoint(): Promise<void> {
     if (this.committed === null) return;
-    const at = this.committed;
+    // Not past the rows of an undecided XA transaction: a restart must read them again.
+    const at = this.preparedXa.holdAt() ?? this.committed;
     if (this.eventsWaiting > 0) await this.options.flush();
     await this.options.savePosition(at);
     this.recorded = at;
@@ -215,6 +223,7 @@ export class BinlogStream {
   private async handle(event: Buffer, queueEmpty: boolean): Promise<void> {
     const header = parseHeader(event);
     const body = event.subarray(HEADER_LENGTH);
+    const before = { ...this.position };
     // Events the server makes up (a fake ROTATE naming the file, a heartbeat) carry no position.
     const advance = () => {
       if (header.nextPosition > 0) this.position.offset = header.nextPosition;
@@ -245,6 +254,8 @@ export class BinlogStream {
           gtidAfter,
           tsMs: header.timestamp * 1000,
           events: 0,
+          start: before,
+          ...(g.preparedXa ? { xa: [] } : {}),
         };
         return;
       }
@@ -258,6 +269,7 @@ export class BinlogStream {
             gtidAfter: advanceMysqlGtid(this.position.gtid, g.uuid, g.gno),
             tsMs: header.timestamp * 1000,
             events: 0,
+            start: before,
           };
         }
         return;
@@ -273,7 +285,10 @@ export class BinlogStream {
         return;
       case EVENT.QUERY:
         advance();
-        return this.query(header, body, queueEmpty);
+        return this.query(header, body, queueEmpty, before);
+      case EVENT.XA_PREPARE:
+        advance();
+        return this.xaPrepare(body, queueEmpty);
       case EVENT.XID:
         advance();
         return this.commit(queueEmpty);
@@ -300,12 +315,52 @@ export class BinlogStream {
     }
   }
 
-  private begin(header: EventHeader): void {
+  /** The end of an XA transaction's first part: its rows wait for XA COMMIT (or are committed here, one phase). */
+  private async xaPrepare(body: Buffer, queueEmpty: boolean): Promise<void> {
+    const { onePhase, xid } = parseXaPrepare(body);
+    const t = this.transaction;
+    if (t?.xa) {
+      if (onePhase) await this.publishHeld(t, t.xa);
+      else this.preparedXa.prepare(xid, t.start, t.xa);
+      t.xa = undefined;
+    }
+    return this.commit(queueEmpty);
+  }
+
+  /** XA COMMIT or XA ROLLBACK of a prepared part, in a transaction of its own: its rows published or dropped. */
+  private async xaDecided(xa: XaOutcome, queueEmpty: boolean): Promise<void> {
+    const t = this.transaction;
+    if (xa.onePhase) {
+      // MySQL's XA COMMIT … ONE PHASE as a statement: the rows read since XA START are its own.
+      if (t?.xa) await this.publishHeld(t, t.xa);
+    } else {
+      const held = this.preparedXa.decide(xa.xid);
+      if (held === undefined) {
+        this.options.log?.(
+          'warn',
+          `XA ${xa.outcome.toUpperCase()} of ${xa.xid}, whose prepared part lies before the position this capture started from: its rows are not carried`,
+        );
+      } else if (xa.outcome === 'commit' && t) await this.publishHeld(t, held);
+    }
+    if (t) t.xa = undefined;
+    return this.commit(queueEmpty);
+  }
+
+  /** An XA transaction's held rows, published as the changes of the transaction `t` that commits them. */
+  private async publishHeld(t: OpenTransaction, held: ChangeEvent[]): Promise<void> {
+    for (const e of held) {
+      await this.options.onEvent({ ...e, source: { ...e.source, position: t.position, ts_ms: t.tsMs } });
+      t.events += 1;
+    }
+  }
+
+  private begin(header: EventHeader, start: BinlogPosition): void {
     this.transaction = {
       position: `${this.position.file}:${this.position.offset}`,
       gtidAfter: this.position.gtid,
       tsMs: header.timestamp * 1000,
       events: 0,
+      start,
     };
   }
 
@@ -324,14 +379,22 @@ export class BinlogStream {
     if (batchFull || (queueEmpty && this.eventsWaiting > 0)) await this.checkpoint();
   }
 
-  private async query(header: EventHeader, body: Buffer, queueEmpty: boolean): Promise<void> {
+  private async query(
+    header: EventHeader,
+    body: Buffer,
+    queueEmpty: boolean,
+    start: BinlogPosition,
+  ): Promise<void> {
     const q = parseQuery(body);
     const sql = q.query.trim();
     if (/^BEGIN$/i.test(sql) || /^XA START/i.test(sql)) {
       // MariaDB's GTID event already began it.
-      if (!this.transaction) this.begin(header);
+      if (!this.transaction) this.begin(header, start);
+      if (/^XA START/i.test(sql)) this.transaction!.xa ??= [];
       return;
     }
+    const xa = xaOutcome(sql);
+    if (xa) return this.xaDecided(xa, queueEmpty);
     if (/^(COMMIT|ROLLBACK)$/i.test(sql) || /^XA (END|PREPARE|COMMIT)/i.test(sql)) {
       if (/^XA (END|PREPARE)/i.test(sql)) return;
       return this.commit(queueEmpty);
@@ -418,11 +481,12 @@ export class BinlogStream {
     const shape = captured.shape as TableShape;
     const entry = `${shape.schema}.${shape.table}`;
     const keyColumns = shape.primaryKey.length > 0 ? shape.primaryKey : shape.columns.map((c) => c.name);
-    const t = this.transaction ?? {
+    const t: OpenTransaction = this.transaction ?? {
       position: formatPosition(this.position),
       gtidAfter: this.position.gtid,
       tsMs: Date.now(),
       events: 0,
+      start: this.position,
     };
     const r = head.reader;
     const op: ChangeOp = head.kind === 'write' ? 'c' : head.kind === 'update' ? 'u' : 'd';
@@ -434,20 +498,23 @@ export class BinlogStream {
           : null;
       const before = head.kind === 'write' ? null : first;
       const after = head.kind === 'write' ? first : second;
-      await this.options.onEvent(
-        changeEvent({
-          op,
-          before,
-          after,
-          keyColumns,
-          connector_id: this.options.connectorId,
-          datamodel_id: captured.datamodelId,
-          entry,
-          position: t.position,
-          snapshot: false,
-          tsMs: t.tsMs,
-        }),
-      );
+      const event = changeEvent({
+        op,
+        before,
+        after,
+        keyColumns,
+        connector_id: this.options.connectorId,
+        datamodel_id: captured.datamodelId,
+        entry,
+        position: t.position,
+        snapshot: false,
+        tsMs: t.tsMs,
+      });
+      if (t.xa) {
+        t.xa.push(event);
+        continue;
+      }
+      await this.options.onEvent(event);
       t.events += 1;
     }
     if (!this.transaction) this.eventsWaiting += t.events;

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type mysql from 'mysql2/promise';
+import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
+import {
+  exitedEarly,
+  readTopic,
+  startWorker,
+  stopWorker,
+  waitReady,
+  type RunningWorker,
+} from '@sluice/testing/kafka-helpers';
+import { startPrivateMariadb, type PrivateMariadb } from '@sluice/testing/mariadb-server';
+import { arrivedEvents, numberedRow, rowChecksum, type ArrivedEvent } from './numbered-rows.js';
+import {
+  gtidSequence,
+  mariadbConnection,
+  mariadbSource,
+  mariadbSourceConfig,
+  recordedPosition,
+  untilRecorded,
+  writeMariadbTransaction,
+  type MariadbSource,
+} from './mariadb-numbered.js';
+
+// XA transactions, which MariaDB logs in two parts: XA START … XA END and
+// XA PREPARE (the rows, in a GTID group of their own), then later XA COMMIT
+// or XA ROLLBACK in another group, here from another session. On a MariaDB
+// server of the test's own (a prepared transaction left behind by a failed
+// run would hold its locks on the shared one): a consumer of the topic must
+// see a prepared transaction's rows only once it committed, never those of
+// one rolled back, also when the worker was restarted between PREPARE and
+// COMMIT, and the worker must not record a position past rows whose outcome
+// it has not read.
+
+const gtidOf = async (conn: mysql.Connection) => {
+  const [rows] = await conn.query('select @@global.gtid_binlog_pos as p');
+  return String((rows as { p: string }[])[0]?.p);
+};
+
+/** XA START … XA PREPARE of `ids` on a connection of its own, which then disconnects (the part stays prepared). */
+async function prepareXa(url: URL, database: string, xid: string, ids: number[]): Promise<string> {
+  const conn = await mariadbConnection(database, url);
+  try {
+    await conn.query('xa start ?', [xid]);
+    const rows = ids.map((id) => numberedRow(id, 0));
+    await conn.query('insert into numbered (id, version, label, amount, doc) values ?', [
+      rows.map((r) => [r.id, r.version, r.label, r.amount, JSON.stringify(r.doc)]),
+    ]);
+    await conn.query('xa end ?', [xid]);
+    await conn.query('xa prepare ?', [xid]);
+    return await gtidOf(conn);
+  } finally {
+    await conn.end();
+  }
+}
+
+const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+describeWithKafka('MariaDB source and XA transactions prepared, then committed or rolled back', () => {
+  const run = randomUUID().slice(0, 8);
+  const brokers = testKafkaBrokers() ?? [];
+  const connectorId = `src_mariadb_xa_${run}`;
+  const topic = `sluice.mariadb-xa-${run}`;
+  let server: PrivateMariadb | undefined;
+  let source: MariadbSource | undefined;
+  const workers: RunningWorker[] = [];
+
+  beforeAll(async () => {
+    server = await startPrivateMariadb();
+    source = await mariadbSource('cdc_xa', brokers, topic, 2, server.url);
+  });
+  afterAll(async () => {
+    for (const w of workers) await stopWorker(w);
+    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
+    await source?.close().catch(() => undefined);
+    await server?.close();
+  });
+
+  it('publishes a prepared part on XA COMMIT only, across a worker restart, and drops one rolled back', async () => {
+    const s = server!;
+    const { database, conn, admin } = source!;
+    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
+    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
+    const start = async () => {
+      const w = await startWorker(config, env);
+      workers.push(w);
+      await waitReady(w);
+      return w;
+    };
+    const arrived = async () => arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    const ids = (events: ArrivedEvent[]) => new Set(events.map((e) => e.id));
+    let worker = await start();
+    await untilRecorded(brokers, admin, connectorId, '0-0-0', () => exitedEarly(worker, 'the worker'));
+
+    // x1 prepared, then a plain transaction after it, read and published.
+    const x1Gtid = await prepareXa(s.url, database, 'x1', range(1, 100));
+    const plain1 = await writeMariadbTransaction(conn, {
+      inserts: range(1001, 10).map((id) => numberedRow(id, 0)),
+    });
+    await eventuallyArrived(arrived, range(1001, 10), () => exitedEarly(worker, 'the worker'));
+    const undecided = await arrived();
+    expect([...ids(undecided)].filter((id) => id <= 100)).toEqual([]);
+    // The recorded position stays before x1's rows while its outcome is unknown.
+    const held = await recordedPosition(brokers, admin, connectorId);
+    expect(gtidSequence(held?.gtid ?? '')).toBeLessThan(gtidSequence(x1Gtid));
+    expect(gtidSequence(plain1)).toBeGreaterThan(gtidSequence(x1Gtid));
+
+    // Restarted between PREPARE and COMMIT (SIGKILL: nothing flushed on the way out).
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    worker = await start();
+    await conn.query("xa commit 'x1'");
+    const x1Commit = await gtidOf(conn);
+    await untilRecorded(brokers, admin, connectorId, x1Commit, () => exitedEarly(worker, 'the worker'));
+    const committed = (await arrived()).filter((e) => e.id <= 100);
+    expect([...ids(committed)].sort((a, b) => a - b)).toEqual(range(1, 100));
+    expect(committed.filter((e) => e.checksum !== rowChecksum({ ...numberedRow(e.id, 0) }))).toEqual([]);
+    // Published as changes of the XA COMMIT's transaction.
+    expect(new Set(committed.map((e) => e.position))).toEqual(new Set([x1Commit]));
+
+    // x2 prepared, then rolled back from another session; a one-phase XA commit and a plain transaction after.
+    await prepareXa(s.url, database, 'x2', range(201, 50));
+    await conn.query("xa rollback 'x2'");
+    await conn.query("xa start 'x3'");
+    await conn.query('insert into numbered (id, version, label, amount, doc) values ?', [
+      range(301, 5).map((id) => {
+        const r = numberedRow(id, 0);
+        return [r.id, r.version, r.label, r.amount, JSON.stringify(r.doc)];
+      }),
+    ]);
+    await conn.query("xa end 'x3'");
+    await conn.query("xa commit 'x3' one phase");
+    const last = await writeMariadbTransaction(conn, {
+      inserts: range(2001, 3).map((id) => numberedRow(id, 0)),
+    });
+    await untilRecorded(brokers, admin, connectorId, last, () => exitedEarly(worker, 'the worker'));
+    await stopWorker(worker);
+    const all = await arrived();
+    const seen = ids(all);
+    console.info(
+      `${all.length} events; x1 held at ${held?.gtid} (prepared ${x1Gtid}), committed ${x1Commit}`,
+    );
+    expect(range(201, 50).filter((id) => seen.has(id))).toEqual([]);
+    expect(range(301, 5).filter((id) => !seen.has(id))).toEqual([]);
+    expect(range(2001, 3).filter((id) => !seen.has(id))).toEqual([]);
+  });
+});
+
+async function eventuallyArrived(
+  arrived: () => Promise<ArrivedEvent[]>,
+  want: number[],
+  failFast: () => string | undefined,
+  ms = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const seen = new Set((await arrived()).map((e) => e.id));
+    if (want.every((id) => seen.has(id))) return;
+    const failure = failFast();
+    if (failure) throw new Error(failure);
+    if (Date.now() > deadline)
+      throw new Error(`rows ${want.filter((id) => !seen.has(id)).join(',')} never arrived`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
