@@ -14,11 +14,15 @@ import {
   type V1Role,
   type V1RoleBinding,
 } from '@kubernetes/client-node';
+import { Admin } from '@platformatic/kafka';
+import { positionTopic } from '@sluice/dataplane';
 import { DeploymentRuntime, defaultPodTemplate, silentLogger } from '@sluice/operator';
 import { WORKER_FINALIZER, type ConnectorResource } from '@sluice/shared/catalog';
 import { cdcNames } from '@sluice/shared/connectors';
 import { workerId } from '@sluice/shared/ports';
 import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { testKafkaBrokers } from '@sluice/testing/kafka';
+import { createTopic, topicExists } from '@sluice/testing/kafka-helpers';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, testGatewayEnv, type TestGateway } from './harness.js';
@@ -46,6 +50,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const STOP = join(ROOT, 'operator/dist/uninstall/main.js');
 const CLEAN_UP = join(ROOT, 'gateway/dist/uninstall/main.js');
 const FOREIGN_FINALIZER = 'example.com/keep';
+const brokers = testKafkaBrokers();
 const WORKER_SELECTOR = 'app.kubernetes.io/managed-by=sluice-operator,sluice.dev/worker';
 
 interface Install {
@@ -254,7 +259,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
   }
 
   /** The hook's two containers, in order, with the chart's environment. */
-  async function uninstall(i: Install, releaseCaptures: boolean) {
+  async function uninstall(i: Install, releaseCaptures: boolean, env: Record<string, string> = {}) {
     const cluster = {
       KUBECONFIG: i.kubeconfig,
       SLUICE_CLUSTER_ADAPTER: 'kubernetes',
@@ -277,6 +282,7 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
       SLUICE_UNINSTALL_RELEASE_CAPTURES: String(releaseCaptures),
       SLUICE_UNINSTALL_REPORT: report,
       LOG_LEVEL: 'warn',
+      ...env,
     });
     return { stop: stop.out, cleanUp };
   }
@@ -346,6 +352,52 @@ describeWithKube('helm uninstall: the pre-delete clean-up on a real API server a
       cdcNames(i.connectors[0] as string).slot,
     ]);
   }, 180_000);
+
+  (brokers ? it : it.skip)(
+    "a MariaDB source's position topic is deleted from the platform broker; kept with releaseCaptures off",
+    async () => {
+      const i = await install('topics', []);
+      const mariadb = async () => {
+        const id = randomUUID();
+        await i.gw.ctx.cluster.create<ConnectorResource>({
+          apiVersion: 'sluice.dev/v1alpha1',
+          kind: 'Connector',
+          metadata: { name: id, namespace: i.ns, finalizers: [WORKER_FINALIZER] },
+          spec: {
+            name: `crm-${id.slice(0, 6)}`,
+            teamId: i.t.teamId,
+            connectorType: 'MARIADB_SOURCE',
+            configuration: { host: '127.0.0.1', port: 3306, user: 'cdc', whitelist: ['crm.customers'] },
+            desiredState: 'stopped',
+          },
+        } as ConnectorResource);
+        await createTopic(brokers!, positionTopic(id), 1);
+        return id;
+      };
+      const exists = async (topic: string) => {
+        const admin = new Admin({ clientId: 'uninstall-test', bootstrapBrokers: brokers! });
+        try {
+          return await topicExists(admin, topic);
+        } finally {
+          await admin.close();
+        }
+      };
+      const stream = { SLUICE_STREAM_BROKERS: brokers!.join(',') };
+      const kept = await mariadb();
+      const off = await uninstall(i, false, stream);
+      expect(off.cleanUp.code).toBe(0);
+      expect(off.cleanUp.out).toContain(
+        `position topics kept (uninstall.releaseCaptures=false): 1 (${positionTopic(kept)})`,
+      );
+      expect(await exists(positionTopic(kept))).toBe(true);
+      const { cleanUp } = await uninstall(i, true, stream);
+      expect(cleanUp.code).toBe(0);
+      expect(cleanUp.out).toContain(`position topics deleted: 1 (${positionTopic(kept)})`);
+      expect(await exists(positionTopic(kept))).toBe(false);
+      expect((await connector(i, kept))?.metadata.finalizers ?? []).toEqual([]);
+    },
+    180_000,
+  );
 
   it('a source it cannot reach: everything else done, the slot named, its Secret kept for a new run, exit 1', async () => {
     const i = await install('unreachable', ['169.254.169.254']);

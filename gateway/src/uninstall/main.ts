@@ -78,11 +78,23 @@ function print(r: CleanupReport, workerNamespace: string): void {
           ? `; released by an earlier run: ${r.slotsAlreadyReleased.length}`
           : ''),
     );
-  for (const f of r.captureFailures) {
+  if (r.topicsKept.length)
     say(
-      `the replication slot ${f.slot} of connector ${f.connector} was not dropped (${f.reason}); ` +
-        `drop it on the source: SELECT pg_drop_replication_slot('${f.slot}')`,
+      `position topics kept (uninstall.releaseCaptures=false): ${r.topicsKept.length}${names(r.topicsKept)}`,
     );
+  else if (r.topicsDeleted.length)
+    say(`position topics deleted: ${r.topicsDeleted.length}${names(r.topicsDeleted)}`);
+  for (const f of r.captureFailures) {
+    if ('slot' in f.capture)
+      say(
+        `the replication slot ${f.capture.slot} of connector ${f.connector} was not dropped (${f.reason}); ` +
+          `drop it on the source: SELECT pg_drop_replication_slot('${f.capture.slot}')`,
+      );
+    else
+      say(
+        `the position topic ${f.capture.topic} of connector ${f.connector} was not deleted (${f.reason}); ` +
+          `delete it on the platform broker`,
+      );
   }
   say(`managed Secrets deleted in ${workerNamespace}: ${r.secretsDeleted}`);
   if (r.secretsKept.length)

@@ -11,7 +11,9 @@ import {
 } from '@sluice/shared/ports';
 import { isObjectSecret, secretSlots } from '@sluice/shared/secrets';
 import { API_GROUP } from '@sluice/shared/util';
+import { positionTopic } from '@sluice/dataplane';
 import {
+  POSITION_TOPIC_TYPES,
   prepareCaptureRelease,
   type CaptureReleaseContext,
 } from '../features/connectors/connectors.capture-release.js';
@@ -19,9 +21,10 @@ import {
 // What `helm uninstall` does after the control plane and the workers stopped
 // (operator/src/uninstall/stop-workers.ts runs first; charts/sluice/README.md,
 // "Uninstalling"), in this order:
-// 1. the captures of PostgreSQL sources are released (slot and publication
-//    dropped, as a deleted connector's are), unless turned off: a slot nobody
-//    reads keeps the user's WAL for ever;
+// 1. the captures of database sources are released, as a deleted connector's
+//    are, unless turned off: a PostgreSQL source's slot and publication are
+//    dropped (a slot nobody reads keeps the user's WAL for ever), a MySQL or
+//    MariaDB source's position topic is deleted from the platform broker;
 // 2. the managed Secrets of the worker namespace are deleted, apart from the
 //    one of a source whose slot could not be dropped (a new run needs it to
 //    try again); users' own Secrets and the control plane's stay;
@@ -37,7 +40,7 @@ import {
 /** Drops a connector's capture: `CAPTURE_DROPPED`, the sentence saying why not, or undefined (none to drop). */
 export type CaptureReleaser = (c: ConnectorResource) => Promise<string | undefined>;
 
-/** The gateway's capture release of a deleted connector, for every PostgreSQL source. */
+/** The gateway's capture release of a deleted connector, for every database source. */
 export function captureReleaser(ctx: CaptureReleaseContext): CaptureReleaser {
   return async (c) =>
     (
@@ -62,7 +65,8 @@ export interface CleanupOptions {
 
 export interface CaptureFailure {
   connector: string;
-  slot: string;
+  /** A PostgreSQL source's replication slot, or a MySQL/MariaDB source's position topic. */
+  capture: { slot: string } | { topic: string };
   reason: string;
 }
 
@@ -73,6 +77,10 @@ export interface CleanupReport {
   slotsAlreadyReleased: string[];
   /** Slots of PostgreSQL sources left in place because releasing is off. */
   slotsKept: string[];
+  /** Position topics of MySQL and MariaDB sources deleted (or already absent), by name. */
+  topicsDeleted: string[];
+  /** Position topics left in place because releasing is off. */
+  topicsKept: string[];
   captureFailures: CaptureFailure[];
   secretsDeleted: number;
   /** Managed Secrets kept for a new run (their source's slot is still there). */
@@ -93,6 +101,8 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
     slotsReleased: [],
     slotsAlreadyReleased: [],
     slotsKept: [],
+    topicsDeleted: [],
+    topicsKept: [],
     captureFailures: [],
     secretsDeleted: 0,
     secretsKept: [],
@@ -103,13 +113,35 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
   const listAll = async <T extends ClusterObject>(kind: (typeof SLUICE_KINDS)[number]) =>
     (await Promise.all(places.map(async (ns) => (await opts.clusterFor(ns).list<T>(kind, ns)).items))).flat();
 
-  const sources = (await listAll<ConnectorResource>('Connector')).filter(
-    (c) => connectorType(c.spec.connectorType)?.type === 'POSTGRES_SOURCE',
-  );
+  const connectors = await listAll<ConnectorResource>('Connector');
+  const typeOf = (c: ConnectorResource) => connectorType(c.spec.connectorType)?.type ?? '';
+  const sources = connectors.filter((c) => typeOf(c) === 'POSTGRES_SOURCE');
+  const topicSources = connectors.filter((c) => POSITION_TOPIC_TYPES.has(typeOf(c)));
   const slotOf = (c: ConnectorResource) =>
     cdcNames(c.metadata.name, c.spec.configuration as { slot_name?: string }).slot;
   const managed = (await opts.secretStore.list(opts.workerNamespace)).filter(isObjectSecret);
   const release = opts.releaseCapture;
+  const topicOf = (c: ConnectorResource) => positionTopic(c.metadata.name);
+  if (!release) report.topicsKept.push(...topicSources.map(topicOf));
+  else {
+    // No secret is needed to delete a topic, and deleting one that is gone is done: every run tries.
+    for (let i = 0; i < topicSources.length; i += PARALLEL_RELEASES) {
+      await Promise.all(
+        topicSources.slice(i, i + PARALLEL_RELEASES).map(async (c) => {
+          const outcome = await release(c).catch((e: unknown) =>
+            e instanceof Error ? e.message : String(e),
+          );
+          if (outcome === CAPTURE_DROPPED) report.topicsDeleted.push(topicOf(c));
+          else if (outcome !== undefined)
+            report.captureFailures.push({
+              connector: `${c.metadata.namespace}/${c.metadata.name}`,
+              capture: { topic: topicOf(c) },
+              reason: outcome,
+            });
+        }),
+      );
+    }
+  }
   if (!release) report.slotsKept.push(...sources.map(slotOf));
   else {
     const present = new Set(managed.map((m) => m.name));
@@ -129,7 +161,7 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
           else if (outcome !== undefined)
             report.captureFailures.push({
               connector: `${c.metadata.namespace}/${c.metadata.name}`,
-              slot: slotOf(c),
+              capture: { slot: slotOf(c) },
               reason: outcome,
             });
         }),
@@ -137,8 +169,11 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
     }
   }
 
+  // A slot's source needs its password to be dropped by a new run; a topic needs none.
   const retry = new Set(
-    report.captureFailures.map((f) => managedSecretName('connector', f.connector.split('/')[1] ?? '')),
+    report.captureFailures
+      .filter((f) => 'slot' in f.capture)
+      .map((f) => managedSecretName('connector', f.connector.split('/')[1] ?? '')),
   );
   for (const secret of managed) {
     if (retry.has(secret.name)) report.secretsKept.push(secret.name);

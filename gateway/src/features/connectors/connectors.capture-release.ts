@@ -55,7 +55,7 @@ const running = (ctx: GatewayContext) => {
 const sentence = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Sources whose position is a topic of the platform broker. */
-const POSITION_TOPIC_TYPES = new Set(['MYSQL_SOURCE', 'MARIADB_SOURCE']);
+export const POSITION_TOPIC_TYPES: ReadonlySet<string> = new Set(['MYSQL_SOURCE', 'MARIADB_SOURCE']);
 
 /** What a capture release reads: the catalog, the secrets, the service database, the outbound settings. */
 export type CaptureReleaseContext = Pick<GatewayContext, 'config' | 'db' | 'log' | 'secretStore' | 'catalog'>;
