@@ -113,6 +113,21 @@ describeWithKube('a paused MariaDB source whose binary log is about to be purged
     }
   };
 
+  /** The `binlog` of GET /api/datamodels/{id}/monitoring of its data model, once it passes `test`. */
+  const monitoredBinlog = async (test: (b: Record<string, unknown> | null) => boolean) => {
+    const list = await gw.http.get(`/api/datamodels/?connector_id=${id}`).set(t.owner.auth);
+    const dm = (list.body as { items: { id: string }[] }).items[0]!.id;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await gw.http.get(`/api/datamodels/${dm}/monitoring`).set(t.owner.auth);
+      expect(res.status).toBe(200);
+      const b = res.body.binlog as Record<string, unknown> | null;
+      if (test(b)) return b as Record<string, number | string>;
+      if (Date.now() > deadline) throw new Error(`the monitoring shows ${JSON.stringify(res.body)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
   it('is Degraded while its log is the oldest held, not once it needs the current one', async () => {
     const logs = await held();
     await stoppedAt(logs[0]!);
@@ -122,6 +137,17 @@ describeWithKube('a paused MariaDB source whose binary log is about to be purged
       `This connector resumes from the binary log ${logs[0]}, the oldest the server holds: the next purge removes it`,
     );
     expect(degraded?.message).toContain('start the pipeline so the connector catches up');
+    // The REST monitoring of its data model shows the figures the guard judged by.
+    const binlog = await monitoredBinlog((b) => b?.needed_file === logs[0]);
+    expect(binlog).toMatchObject({
+      needed_file: logs[0],
+      oldest_file: logs[0],
+      logs_before_needed: 0,
+      events_per_second: 0,
+    });
+    expect(logs).toContain(binlog.current_file);
+    expect(binlog.lag_bytes).toBeGreaterThan(0);
+    expect(binlog.held_bytes).toBeGreaterThanOrEqual(binlog.lag_bytes as number);
 
     await stoppedAt((await held()).at(-1)!);
     const cleared = await degradedUntil((c) => c?.status === 'False');

@@ -79,8 +79,12 @@ export const DataModelSchemaRead = Type.Object(
 );
 export type DataModelSchemaRead = Static<typeof DataModelSchemaRead>;
 
-/** The replication slot of a PostgreSQL source (null for other sources, or before the slot exists). */
-export const retainedWal = {
+/**
+ * What a source makes its server keep: the replication slot of a PostgreSQL
+ * source, the binary logs of a MySQL or MariaDB source (null for other
+ * sources, or before they were measured).
+ */
+export const sourceRetention = {
   retained_wal_bytes: Nullable(
     Type.Integer({
       minimum: 0,
@@ -90,6 +94,44 @@ export const retainedWal = {
     }),
   ),
   retained_wal_measured_at: Nullable(Timestamp),
+  binlog: Nullable(
+    Type.Object(
+      {
+        needed_file: Type.String({
+          description: 'The binary log the recorded position needs (a restart resumes there)',
+        }),
+        oldest_file: Type.String({ description: 'The oldest binary log the server holds' }),
+        current_file: Type.String({ description: 'The binary log the server writes' }),
+        logs_before_needed: Type.Integer({
+          minimum: -1,
+          description:
+            'Logs the server holds older than the needed one (purged before it); -1: the needed one is purged',
+        }),
+        lag_bytes: Type.Integer({
+          minimum: 0,
+          description: "Bytes of binary log between the capture's position and the server's current one",
+        }),
+        held_bytes: Type.Integer({ minimum: 0, description: 'Bytes of every binary log the server holds' }),
+        expire_seconds: Type.Integer({
+          minimum: 0,
+          description: 'The server purges logs older than this (binlog_expire_logs_seconds); 0: never',
+        }),
+        events_per_second: Type.Number({ minimum: 0, description: 'Over the last interval; 0 while paused' }),
+        transactions_per_second: Type.Number({
+          minimum: 0,
+          description: 'Over the last interval; 0 while paused',
+        }),
+        measured_at: Timestamp,
+      },
+      {
+        additionalProperties: false,
+        description:
+          'The binary logs of a MySQL or MariaDB source, as the worker (or, while paused, the gateway) last ' +
+          'measured them (the connector\'s status.binlog; docs/data-plane-mysql.md, "Monitoring"); null for ' +
+          'other sources and before the first measurement',
+      },
+    ),
+  ),
 };
 
 export const MonitoringRead = Type.Object(
@@ -119,7 +161,7 @@ export const MonitoringRead = Type.Object(
         },
       ),
     ),
-    ...retainedWal,
+    ...sourceRetention,
     reported_at: Nullable(Timestamp),
     as_of: Timestamp,
   },

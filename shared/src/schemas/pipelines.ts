@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PIPELINE_STATES } from '../catalog/resources.js';
 import { HumanName, Literals, NameSearch, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 import { ConnectorConfiguration, ConnectorTypeValue } from './connectors.js';
-import { retainedWal } from './datamodels.js';
+import { sourceRetention } from './datamodels.js';
 import { MapperConfig } from './subscriptions.js';
 
 // REST bodies of pipelines (spec 2.6, 4.4): snake_case, as the spec writes them.
@@ -244,7 +244,7 @@ export const PipelineLatency = Type.Object(
       description: 'Messages the target confirmed for the subscription',
     }),
     errors: Type.Integer({ minimum: 0, description: 'Messages the subscription could not deliver' }),
-    ...retainedWal,
+    ...sourceRetention,
     reported_at: Nullable(Timestamp),
   },
   {
@@ -253,7 +253,7 @@ export const PipelineLatency = Type.Object(
     description:
       "End-to-end latency the target worker reports (source event time → row written), from its histogram's " +
       'buckets (p50/p95/p99 of the current worker run), with the counters and, for a PostgreSQL source, the WAL ' +
-      'its replication slot retains; null until then (docs/data-plane.md, "Monitoring")',
+      'its replication slot retains, for a MySQL or MariaDB source its binary log figures; null until then (docs/data-plane.md, "Monitoring")',
   },
 );
 export type PipelineLatency = Static<typeof PipelineLatency>;

@@ -26,7 +26,7 @@ export function toDataModelRead(row: DataModelRecord): DataModelRead {
 export function toMonitoringRead(
   id: string,
   monitoring: Monitoring | undefined,
-  retainedWal: Pick<MonitoringRead, 'retained_wal_bytes' | 'retained_wal_measured_at'>,
+  retention: Pick<MonitoringRead, 'retained_wal_bytes' | 'retained_wal_measured_at' | 'binlog'>,
 ): MonitoringRead {
   return {
     id,
@@ -35,7 +35,7 @@ export function toMonitoringRead(
     errors: monitoring?.errors ?? 0,
     last_event_at: monitoring?.lastEventTime ?? null,
     latency_ms: monitoring?.latencyMs ?? null,
-    ...retainedWal,
+    ...retention,
     reported_at: monitoring?.reportedAt ?? null,
     as_of: new Date().toISOString(),
   };

@@ -15,7 +15,7 @@ import type { GatewayContext } from '../../context.js';
 import { toIso } from '../../db/timestamps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { offsetOf, pageOf } from '../../http/pagination.js';
-import { retainedWalRead } from '../monitoring/monitoring.service.js';
+import { sourceRetentionRead } from '../monitoring/monitoring.read.js';
 import { findVersion } from '../schemas/schemas.repository.js';
 import { discoveredSchema } from './datamodels.discovery.js';
 import { schemaFields } from './datamodels.fields.js';
@@ -48,7 +48,7 @@ export async function listDataModels(ctx: GatewayContext, p: Principal, q: DataM
 export async function getMonitoring(ctx: GatewayContext, p: Principal, id: string): Promise<MonitoringRead> {
   const row = await loadDataModel(ctx, p, id);
   const monitoring = (row.status as DataModelStatus | null)?.monitoring;
-  return toMonitoringRead(id, monitoring, await retainedWalRead(ctx, row.connector_id));
+  return toMonitoringRead(id, monitoring, await sourceRetentionRead(ctx, row.connector_id));
 }
 
 /**

@@ -26,20 +26,24 @@ const UNREAD = new Set(['paused', 'error']);
 const MYSQL_TYPES = new Set(['MYSQL_SOURCE', 'MARIADB_SOURCE']);
 
 /**
- * Measures again when no worker reads the logs and the last measurement is
- * older than the monitoring interval. A source or broker that cannot be
- * reached keeps the last record (logged, never thrown); a connector with no
- * recorded position (never past its snapshot) has nothing to guard.
+ * The binary log figures of `row` as recorded, measured again first when no
+ * worker reads the logs and the record is older than the monitoring
+ * interval. A source or broker that cannot be reached keeps the last record
+ * (logged, never thrown); a connector with no recorded position (never past
+ * its snapshot) has nothing to guard.
  */
-export async function unreadBinlogStatus(ctx: GatewayContext, row: SlotSourceRow): Promise<void> {
+export async function unreadBinlogStatus(
+  ctx: GatewayContext,
+  row: SlotSourceRow,
+): Promise<BinlogStatus | undefined> {
   const recorded = (row.status as ConnectorStatus | null)?.binlog;
   const def = connectorType(row.connector_type);
-  if (!def || !MYSQL_TYPES.has(def.type) || !UNREAD.has(row.state)) return;
+  if (!def || !MYSQL_TYPES.has(def.type) || !UNREAD.has(row.state)) return recorded;
   const age = recorded ? Date.now() - Date.parse(recorded.measuredAt) : Infinity;
-  if (age < ctx.config.monitoring.intervalMs) return;
+  if (age < ctx.config.monitoring.intervalMs) return recorded;
   try {
     const position = await readRecordedPosition(platformStream(), row.id);
-    if (!position) return;
+    if (!position) return recorded;
     const settings = (await resolvedStoredConfiguration(
       ctx,
       def,
@@ -63,10 +67,12 @@ export async function unreadBinlogStatus(ctx: GatewayContext, row: SlotSourceRow
       measuredAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };
     await ctx.catalog.patchStatus('Connector', row.id, { binlog });
+    return binlog;
   } catch (e) {
     ctx.log.warn(
       { connector: row.id, err: e instanceof Error ? e.message : String(e) },
       'could not measure the binary logs of a paused MySQL/MariaDB source',
     );
+    return recorded;
   }
 }

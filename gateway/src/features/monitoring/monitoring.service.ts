@@ -4,7 +4,7 @@ import { connectorType } from '@sluice/shared/connectors';
 import type { GatewayContext } from '../../context.js';
 import { outboundPolicy } from '../../connections/outbound.js';
 import { resolvedStoredConfiguration } from '../../connections/stored-configuration.js';
-import { findSourceConnector, type SlotSourceRow } from './monitoring.repository.js';
+import type { SlotSourceRow } from './monitoring.repository.js';
 
 // While a PostgreSQL source is paused no worker reads its replication slot,
 // and the source server keeps WAL for it — exactly when someone must see the
@@ -67,22 +67,4 @@ export async function unreadSlotStatus(
     );
     return recorded;
   }
-}
-
-/**
- * The retained WAL the monitoring endpoints show for a source connector: its
- * slot as last measured (again now if paused and stale); nulls for sources
- * without a slot. The connector's record, not the copy in an object's
- * status.monitoring (the last figure a worker reported), so a slot dropped
- * while paused shows as gone.
- */
-export async function retainedWalRead(
-  ctx: GatewayContext,
-  sourceConnectorId: string,
-): Promise<{ retained_wal_bytes: number | null; retained_wal_measured_at: string | null }> {
-  const row = await findSourceConnector(ctx.db, sourceConnectorId);
-  const slot = row ? await unreadSlotStatus(ctx, row) : undefined;
-  return slot
-    ? { retained_wal_bytes: slot.retainedWalBytes, retained_wal_measured_at: slot.measuredAt }
-    : { retained_wal_bytes: null, retained_wal_measured_at: null };
 }

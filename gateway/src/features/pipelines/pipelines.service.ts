@@ -38,7 +38,7 @@ import { offsetOf, pageOf } from '../../http/pagination.js';
 import { connectorUsers } from '../connectors/connectors.repository.js';
 import { deleteConnectorObjects } from '../connectors/connectors.service.js';
 import { deleteSubscriptionObjects } from '../subscriptions/subscriptions.service.js';
-import { retainedWalRead } from '../monitoring/monitoring.service.js';
+import { sourceRetentionRead } from '../monitoring/monitoring.read.js';
 import {
   toPipelineConfiguration,
   toPipelineRead,
@@ -337,8 +337,9 @@ export async function workerConfig(ctx: GatewayContext, p: Principal, id: string
 
 /**
  * Latency and counters of the pipeline (or its subscription) as the monitoring
- * collector wrote them, and the retained WAL of its source's slot (measured
- * now when the source is paused and the last figure is stale); null until then.
+ * collector wrote them, and the retained WAL of its source's slot or its
+ * source's binary log figures (measured now when the source is paused and the
+ * last figure is stale); null until then.
  */
 export async function latency(ctx: GatewayContext, p: Principal, id: string): Promise<PipelineLatency> {
   const row = await loadPipeline(ctx, p, id);
@@ -357,7 +358,7 @@ export async function latency(ctx: GatewayContext, p: Principal, id: string): Pr
     messages_in: monitoring?.messagesIn ?? 0,
     messages_out: monitoring?.messagesOut ?? 0,
     errors: monitoring?.errors ?? 0,
-    ...(await retainedWalRead(ctx, row.source_connector_id)),
+    ...(await sourceRetentionRead(ctx, row.source_connector_id)),
     reported_at: monitoring?.reportedAt ?? null,
   };
 }
