@@ -33,11 +33,12 @@ import { loadavg } from 'node:os';
 import mysql from 'mysql2/promise';
 import { Admin } from '@platformatic/kafka';
 import { DEFAULT_WORKER_NODE_OPTIONS } from '@sluice/shared/ports';
-import { messagesIn, openEarliestStream } from '../pipeline/kafka.js';
+import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { readBinlog } from './mariadb-floor.js';
-import { medianCell, pct, publishedAtLeast } from './measure.js';
+import { medianCell, pct, publishedAtLeast, steadyCell, steadyLog } from './measure.js';
+import { APPEND_TIME, steadyLatency } from './steady.js';
 
 const ROWS = Number(option('--rows', process.env.BENCH_ROWS ?? '200000'));
 const PER_TRANSACTION = Number(option('--per-transaction', '1000'));
@@ -123,45 +124,6 @@ const untilRecorded = async (connectorId, worker, ms = 60_000) => {
   }
 };
 
-// --- latency at a steady rate -----------------------------------------------------------
-
-/**
- * `count` rows from `from` into `name` at `rate` rows/s, one transaction
- * every 10 ms; the time (Date.now()) each transaction's insert was sent, by
- * its first id.
- */
-const paced = async (name, from, count, rate) => {
-  const perTick = Math.max(1, Math.round(rate / 100));
-  const sent = new Map();
-  const start = performance.now();
-  for (let at = from, i = 0; at < from + count; at += perTick, i += perTick) {
-    const due = start + (i / rate) * 1000;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    sent.set(at, Date.now());
-    await db.query(ROWS_SQL(name, at, Math.min(perTick, from + count - at)));
-  }
-  return { sent, perTick, seconds: (performance.now() - start) / 1000 };
-};
-
-/** Each event's latency (ms): the broker's append time minus the time its row's insert was sent. */
-const latencies = async (topic, from, count, { sent, perTick }) => {
-  const { stream, close } = await openEarliestStream({ brokers, topic, clientId: 'bench-cdc-latency' });
-  const out = [];
-  try {
-    for await (const m of stream) {
-      const id = JSON.parse(m.value.toString()).after.id;
-      const first = from + Math.floor((id - from) / perTick) * perTick;
-      out.push(Number(m.timestamp) - sent.get(first));
-      if (out.length >= count) break;
-    }
-  } finally {
-    await close();
-  }
-  return out.sort((a, b) => a - b);
-};
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-
 // --- one round ---------------------------------------------------------------------
 
 const runRound = async (rows, perTransaction, steadyRows) => {
@@ -197,7 +159,7 @@ const runRound = async (rows, perTransaction, steadyRows) => {
     topics: [topics.steady],
     partitions: 3,
     replicas: 1,
-    configs: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }],
+    configs: APPEND_TIME,
   });
   try {
     // 1. The connector's first start: snapshot (of empty tables), first recorded position.
@@ -230,15 +192,15 @@ const runRound = async (rows, perTransaction, steadyRows) => {
       // 5. Steady rate.
       let steadyResult = null;
       if (steadyRows > 0) {
-        const pace = await paced(steady, 1, steadyRows, STEADY_RATE);
-        await publishedAtLeast(worker, rows + steadyRows, 120_000);
-        const ms = await latencies(topics.steady, 1, steadyRows, pace);
-        steadyResult = {
-          rate: steadyRows / pace.seconds,
-          p50: quantile(ms, 0.5),
-          p99: quantile(ms, 0.99),
-          max: ms.at(-1),
-        };
+        steadyResult = await steadyLatency({
+          worker,
+          brokers,
+          topic: topics.steady,
+          published: rows,
+          count: steadyRows,
+          rate: STEADY_RATE,
+          insert: (from, n) => db.query(ROWS_SQL(steady, from, n)),
+        });
       }
       return {
         rate: rows / ((end - ready) / 1000),
@@ -275,15 +237,12 @@ try {
     try {
       const r = await runRound(ROWS, PER_TRANSACTION, STEADY_ROWS);
       results.push(r);
-      const s = r.steady;
       log(
         `[${round}] worker ${thousands(r.rate)} events/s (${thousands(r.rateFromStart)} from process start), ` +
           `mariadb-binlog raw ${thousands(r.rawRate)}, text ${thousands(r.textRate)}, ` +
           `worker/raw ${pct(r.rate / r.rawRate)}, worker/text ${pct(r.rate / r.textRate)}, ` +
           `peak RSS ${r.backlogRss.toFixed(0)} MiB after the backlog, ${r.rss.toFixed(0)} MiB at the end, ` +
-          (s
-            ? `steady ${thousands(s.rate)} rows/s: p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, `
-            : '') +
+          steadyLog(r.steady) +
           `on the topics ${r.written} of ${ROWS} and ${r.writtenSteady} of ${STEADY_ROWS}, ` +
           `binary log ${thousands(r.logBytes / ROWS)} bytes a row, inserts ${r.insertSeconds.toFixed(1)} s, ` +
           `load ${r.load.map((l) => l.toFixed(1)).join('–')}`,
@@ -304,7 +263,6 @@ try {
 const of = (f) => results.map(f);
 const steadies = results.filter((r) => r.steady).map((r) => r.steady);
 const loads = results.flatMap((r) => r.load);
-const ms = (v) => `${Math.round(v)}`;
 console.log(
   `\nMariaDB ${version} CDC: ${thousands(ROWS)} rows in transactions of ${thousands(PER_TRANSACTION)}, ` +
     `medians of ${results.length} of ${ROUNDS} round(s), (min–max) over the rounds, ratios round by round; ` +
@@ -340,18 +298,7 @@ console.log(
               of((r) => r.rate / r.textRate),
               pct,
             ),
-            steadies.length
-              ? `${medianCell(
-                  steadies.map((s) => s.p50),
-                  ms,
-                )} / ${medianCell(
-                  steadies.map((s) => s.p99),
-                  ms,
-                )} / ${medianCell(
-                  steadies.map((s) => s.max),
-                  ms,
-                )}`
-              : '',
+            steadyCell(steadies),
             `${Math.max(...of((r) => r.rss)).toFixed(0)} MiB`,
             thousands(median(of((r) => r.logBytes / ROWS))),
             `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,

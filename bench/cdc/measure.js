@@ -28,6 +28,25 @@ export const spread = (values, fmt) =>
 /** `median (min–max)` of `values`. */
 export const medianCell = (values, fmt = thousands) => `${fmt(median(values))}${spread(values, fmt)}`;
 
+const ms = (v) => `${Math.round(v)}`;
+
+/** `p50 / p99 / max` (ms) of the rounds' steady phases, each as `median (min–max)`; empty without one. */
+export const steadyCell = (steadies) =>
+  steadies.length === 0
+    ? ''
+    : ['p50', 'p99', 'max']
+        .map((k) =>
+          medianCell(
+            steadies.map((s) => s[k]),
+            ms,
+          ),
+        )
+        .join(' / ');
+
+/** The steady phase of a round, for its log line. */
+export const steadyLog = (s) =>
+  s ? `steady ${thousands(s.rate)} rows/s: p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, ` : '';
+
 /**
  * Runs `command` to its exit: `{ seconds }` from its start, or a rejection
  * with the end of what it wrote to standard error when it fails; killed

@@ -33,7 +33,8 @@ import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { peekDecode, recvLogical } from './floor.js';
-import { pct, publishedAtLeast, spread } from './measure.js';
+import { pct, publishedAtLeast, spread, steadyCell, steadyLog } from './measure.js';
+import { APPEND_TIME, steadyLatency } from './steady.js';
 
 const ROWS = Number(option('--rows', process.env.BENCH_ROWS ?? '100000'));
 const SINGLE_ROWS = Number(option('--single-rows', '50000'));
@@ -43,6 +44,8 @@ const CASES = option('--cases', 'bulk,single').split(',');
 const WARMUP_ROWS = Number(option('--warmup-rows', '10000'));
 const WORKER_NODE_OPTIONS = option('--worker-node-options', DEFAULT_WORKER_NODE_OPTIONS);
 const ROW_SIZE = option('--row-size', '200');
+const STEADY_ROWS = Number(option('--steady-rows', '10000'));
+const STEADY_RATE = Number(option('--steady-rate', '1000'));
 
 // The rows: `--row-size 200` (the default) about 200 bytes of values each, text of 32 to 128
 // characters, numeric and jsonb; `--row-size 120` about 120 bytes, the MariaDB bench's row (a text
@@ -155,36 +158,48 @@ const topicSize = (topic) => messagesIn(admin, topic);
 
 // --- one case ---------------------------------------------------------------------
 
-const sourceConfig = (id, table, topic) => ({
+const sourceConfig = (id, tables, topics) => ({
   connector_id: `bench-cdc-${id}`,
   connector_type: 'POSTGRES_SOURCE',
   role: 'source',
   configuration: {
     ...settings,
-    whitelist: [`public.${table}`],
+    whitelist: tables.map((t) => `public.${t}`),
     slot_name: `bench_${id}`,
     publication_name: `bench_${id}`,
   },
-  datamodels: [{ id: `dm-${id}`, name: table, entry: `public.${table}`, enabled: true, topic }],
+  datamodels: tables.map((t, i) => ({
+    id: `dm-${i}-${id}`,
+    name: t,
+    entry: `public.${t}`,
+    enabled: true,
+    topic: topics[i],
+  })),
 });
 const WORKER_ENV = {
   SLUICE_STREAM_BROKERS: brokers.join(','),
   ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
 };
 
-const runCase = async (rows, perTransaction) => {
+const runCase = async (rows, perTransaction, steadyRows) => {
   const id = `${run}_${++named}`;
   const table = `cdc_${id}`;
   const topic = `bench-cdc-${id}`;
-  const config = sourceConfig(id, table, topic);
+  // The steady phase's rows go to a table of their own, whose topic keeps the broker's append times.
+  const steadyTable = `steady_${id}`;
+  const steadyTopic = `bench-cdc-steady-${id}`;
+  const config = sourceConfig(id, [table, steadyTable], [topic, steadyTopic]);
   const { slot_name: slot, publication_name: publication } = config.configuration;
   const floorSlot = `${slot}_decode`;
   const recvSlot = `${slot}_recv`;
-  await db.query(
-    `create table public.${table} (id int primary key, version int not null, label text not null,
-       amount numeric(12,2) not null, doc jsonb not null)`,
-  );
+  for (const t of [table, steadyTable]) {
+    await db.query(
+      `create table public.${t} (id int primary key, version int not null, label text not null,
+         amount numeric(12,2) not null, doc jsonb not null)`,
+    );
+  }
   await admin.createTopics({ topics: [topic], partitions: 3, replicas: 1 });
+  await admin.createTopics({ topics: [steadyTopic], partitions: 3, replicas: 1, configs: APPEND_TIME });
   try {
     // 1. The connector's first start: publication, slot, snapshot (of an empty table).
     const prime = await startWorker(config, WORKER_ENV);
@@ -221,10 +236,29 @@ const runCase = async (rows, perTransaction) => {
         await tick();
         await sleep(100);
       }
+      // 5. Latency at a steady rate, the same worker running. Its commits flush the WAL, as a
+      // server's default does (the test server's synchronous_commit=off leaves them to the WAL
+      // writer, up to wal_writer_delay later, and logical decoding reads only flushed WAL).
+      if (steadyRows > 0) await db.query('set synchronous_commit = on');
+      const steady =
+        steadyRows > 0
+          ? await steadyLatency({
+              worker,
+              brokers,
+              topic: steadyTopic,
+              published: rows,
+              count: steadyRows,
+              rate: STEADY_RATE,
+              insert: (from, n) =>
+                db.query(ROW_SQL(steadyTable, `generate_series(${from}, ${from + n - 1}) g`)),
+            })
+          : null;
+      await db.query('reset synchronous_commit');
       result = {
         rate: rows / ((end - ready) / 1000),
         rateFromStart: rows / ((end - spawned) / 1000),
-        rss,
+        rss: Math.max(rss, worker.peakRssMiB()),
+        steady,
         written: await topicSize(topic),
       };
     } finally {
@@ -246,32 +280,32 @@ const runCase = async (rows, perTransaction) => {
       await db.query('select pg_drop_replication_slot($1)', [s]).catch(() => undefined);
     }
     await db.query(`drop publication if exists ${publication}`).catch(() => undefined);
-    await db.query(`drop table if exists public.${table}`).catch(() => undefined);
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await db.query(`drop table if exists public.${table}, public.${steadyTable}`).catch(() => undefined);
+    await admin.deleteTopics({ topics: [topic, steadyTopic] }).catch(() => undefined);
   }
 };
 
 // --- main -----------------------------------------------------------------------
 
 const CASE_SETTINGS = {
-  bulk: { rows: ROWS, perTransaction: PER_TRANSACTION },
-  single: { rows: SINGLE_ROWS, perTransaction: 1 },
+  bulk: { rows: ROWS, perTransaction: PER_TRANSACTION, steadyRows: STEADY_ROWS },
+  single: { rows: SINGLE_ROWS, perTransaction: 1, steadyRows: 0 },
 };
 const results = new Map(CASES.map((c) => [c, []]));
 try {
   // Warm-up, not counted: the worker program, the broker and the server's caches.
-  if (WARMUP_ROWS > 0) await runCase(WARMUP_ROWS, PER_TRANSACTION);
+  if (WARMUP_ROWS > 0) await runCase(WARMUP_ROWS, PER_TRANSACTION, 0);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of CASES) {
-      const { rows, perTransaction } = CASE_SETTINGS[name];
+      const { rows, perTransaction, steadyRows } = CASE_SETTINGS[name];
       try {
-        const r = await runCase(rows, perTransaction);
+        const r = await runCase(rows, perTransaction, steadyRows);
         results.get(name).push(r);
         log(
           `[${round}] ${name}: worker ${thousands(r.rate)} events/s (${thousands(r.rateFromStart)} from process start), ` +
             `decode ${thousands(r.decodeRate)}, pg_recvlogical ${thousands(r.recvRate)}, ` +
             `worker/decode ${Math.round((r.rate / r.decodeRate) * 100)}%, worker/pg_recvlogical ${Math.round((r.rate / r.recvRate) * 100)}%, ` +
-            `peak RSS ${r.rss.toFixed(0)} MiB, on the topic ${r.written} of ${rows}, ` +
+            `peak RSS ${r.rss.toFixed(0)} MiB, ${steadyLog(r.steady)}on the topic ${r.written} of ${rows}, ` +
             `pgoutput ${r.decodeMessages} messages ${thousands(r.decodeBytes / 1024)} KiB, inserts ${r.insertSeconds.toFixed(1)} s, ` +
             `load ${r.load.map((l) => l.toFixed(1)).join('–')}`,
         );
@@ -291,7 +325,7 @@ try {
 const rows = [...results].map(([name, rs]) => {
   const { rows: n, perTransaction } = CASE_SETTINGS[name];
   if (rs.length === 0)
-    return [name, thousands(n), String(perTransaction), 'failed', '', '', '', '', '', '', ''];
+    return [name, thousands(n), String(perTransaction), 'failed', '', '', '', '', '', '', '', ''];
   const of = (f) => rs.map(f);
   const loads = rs.flatMap((r) => r.load);
   return [
@@ -319,6 +353,7 @@ const rows = [...results].map(([name, rs]) => {
       of((r) => r.rate / r.recvRate),
       pct,
     )}`,
+    steadyCell(rs.filter((r) => r.steady).map((r) => r.steady)),
     `${Math.max(...of((r) => r.rss)).toFixed(0)} MiB`,
     `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
   ];
@@ -338,6 +373,7 @@ console.log(
       'worker / decode',
       'pg_recvlogical events/s',
       'worker / pg_recvlogical',
+      `steady ${thousands(STEADY_RATE)} rows/s: p50 / p99 / max ms`,
       'worker peak RSS',
       'load avg',
     ],
