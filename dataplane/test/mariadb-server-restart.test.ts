@@ -29,7 +29,9 @@ import {
 // shared one must stay up for the other tests): numbered rows inserted in
 // transactions of 250 while the server is shut down cleanly (SIGTERM) and,
 // later, killed (SIGKILL of mariadbd), each time started again after a few
-// seconds. The worker is restarted whenever it ends, as the runtimes do
+// seconds; then frozen (SIGSTOP: its connections stay open, nothing answers,
+// as when its host hangs or restarts behind a silent network) until the
+// worker noticed, then continued. The worker is restarted whenever it ends, as the runtimes do
 // (docs/data-plane.md, "Worker restarts"). The writer carries on across the
 // outages as an application would: a transaction whose commit went
 // unanswered is looked up once the server is back, and written again only
@@ -38,12 +40,13 @@ import {
 // What a user notices, and so what is checked:
 // - every numbered row is on the broker, intact (checked id by id);
 // - while the server is down, what the worker says (its termination
-//   message, its connector's error) names the server and why;
+//   message, its connector's error) names the server and why, the silence
+//   of a frozen server included;
 // - duplicates are bounded: what a worker sends again is only what no
 //   worker had recorded when the previous one ended.
 
 const PER_TRANSACTION = 250;
-const TRANSACTIONS = 80;
+const TRANSACTIONS = 100;
 const PACE_MS = 25;
 const OUTAGE_MS = 5_000;
 
@@ -148,6 +151,7 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
     for (const [kind, atEvents] of [
       ['stop', 2_000],
       ['kill', 7_000],
+      ['freeze', 12_000],
     ] as const) {
       await eventually(
         () => topicSize(admin, topic),
@@ -155,15 +159,27 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
         120_000,
         50,
       );
+      outagesAt.push(written);
+      if (kind === 'freeze') {
+        // A server that hangs (or a host gone silent) closes nothing: the worker must notice the silence.
+        const before = ended.length;
+        s.freeze();
+        await eventually(
+          async () => ended.slice(before).some((e) => e.message.includes('sent nothing for')),
+          (said) => said,
+          90_000,
+          250,
+        ).finally(() => s.thaw());
+        continue;
+      }
       if (kind === 'stop') await s.stop();
       else await s.kill();
-      outagesAt.push(written);
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       await s.start();
     }
     await inserted;
-    // Both outages fell while rows were being written.
-    expect(outagesAt).toHaveLength(2);
+    // Every outage fell while rows were being written.
+    expect(outagesAt).toHaveLength(3);
     expect(Math.max(...outagesAt)).toBeLessThan(TRANSACTIONS);
 
     const [last] = await conn.query('select @@global.gtid_binlog_pos as p');

@@ -8,7 +8,7 @@ import { freePort } from '@sluice/shared/net';
 
 // A MariaDB server of one test's own, for what the shared server of
 // scripts/with-mariadb.sh must not undergo while other tests use it: stopped
-// and started again, killed. Its own datadir under a temporary directory, a
+// and started again, killed, frozen. Its own datadir under a temporary directory, a
 // free 127.0.0.1 port, the binary log of with-mariadb.sh (ROW format, FULL
 // row images, server id 1), a user `sluice` with every privilege and a
 // random password, and the database `sluice_test`. The port and the data
@@ -30,6 +30,10 @@ export interface PrivateMariadb {
   stop(): Promise<void>;
   /** SIGKILL of mariadbd (a crash); resolves once it exited. The next start runs crash recovery. */
   kill(): Promise<void>;
+  /** SIGSTOP of mariadbd: its connections stay open and nothing answers (a hung server, or a host gone silent). */
+  freeze(): void;
+  /** SIGCONT after `freeze`. */
+  thaw(): void;
   /** Starts the server again on the same port and data; resolves once it answers. */
   start(): Promise<void>;
   /** Stops the server and removes its directory. */
@@ -133,9 +137,12 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
     binlogDir: dir,
     sql: client,
     stop: () => signal('SIGTERM'),
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
     kill: () => signal('SIGKILL'),
     start,
     close: async () => {
+      child?.kill('SIGCONT');
       await signal('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },

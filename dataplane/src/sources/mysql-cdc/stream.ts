@@ -38,6 +38,14 @@ import { PreparedXa, xaOutcome, type XaOutcome } from './xa-transactions.js';
 /** Queued events above which the socket is paused, and below which it resumes. */
 const HIGH_WATER = 2000;
 const LOW_WATER = 200;
+/** The server is asked for a heartbeat after 5 s without events. */
+const HEARTBEAT_S = 5;
+/**
+ * Silence (no event, no heartbeat, the socket not paused) after which the
+ * connection is taken as lost: a server host that restarted or a network
+ * path that dropped it sends no reset to a reader that never writes.
+ */
+const SILENCE_MS = 6 * HEARTBEAT_S * 1000;
 
 interface Captured {
   datamodelId: string;
@@ -108,7 +116,7 @@ export class BinlogStream {
       String((rows as { checksum: string | null }[])[0]?.checksum ?? 'NONE').toUpperCase() !== 'NONE';
     if (checksum) await conn.query('SET @master_binlog_checksum = @@global.binlog_checksum');
     // A heartbeat every 5 s while the log is idle: a dead connection is noticed, and an idle position is recorded.
-    await conn.query('SET @master_heartbeat_period = 5000000000');
+    await conn.query(`SET @master_heartbeat_period = ${HEARTBEAT_S * 1_000_000_000}`);
     if (this.options.engine === 'MariaDB') {
       // GTID events instead of BEGIN (capability 4: MARIA_SLAVE_CAPABILITY_GTID), and start at the GTID position.
       await conn.query('SET @mariadb_slave_capability = 4');
@@ -136,10 +144,21 @@ export class BinlogStream {
     let draining: Promise<void> | null = null;
     let halted = false;
     let paused = false;
+    let heard = Date.now();
     return new Promise<void>((resolve, reject) => {
+      const watchdog = setInterval(() => {
+        if (paused || Date.now() - heard < SILENCE_MS) return;
+        fail(
+          new MysqlCdcError(
+            `${this.options.engine} at ${this.parts.where} sent nothing for ${SILENCE_MS / 1000} s, though asked for a heartbeat every ${HEARTBEAT_S} s: the connection is taken as lost (the server hangs or restarted, or the network dropped the connection)`,
+          ),
+        );
+      }, 1000);
+      watchdog.unref();
       const fail = (error: unknown) => {
         if (halted) return;
         halted = true;
+        clearInterval(watchdog);
         reject(error instanceof Error ? error : new Error(String(error)));
       };
       const drain = async () => {
@@ -148,6 +167,7 @@ export class BinlogStream {
             await this.handle(queue.shift() as Buffer, queue.length === 0);
             if (paused && queue.length <= LOW_WATER) {
               paused = false;
+              heard = Date.now();
               dump.resume();
             }
           }
@@ -159,6 +179,7 @@ export class BinlogStream {
       };
       dump.on('event', (event: Buffer) => {
         if (halted) return;
+        heard = Date.now();
         queue.push(event);
         if (!paused && queue.length >= HIGH_WATER) {
           paused = true;
@@ -175,6 +196,7 @@ export class BinlogStream {
         // Stopping: finish what was received (a commit may be waiting there) and record it.
         const wasHalted = halted;
         halted = true;
+        clearInterval(watchdog);
         dump.pause();
         await draining;
         if (!wasHalted) await this.checkpoint().catch(() => undefined);
