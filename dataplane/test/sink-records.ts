@@ -17,3 +17,11 @@ export const del = (table: string, row: Record<string, unknown>, keyColumns = ['
   row,
   keyColumns,
 });
+
+/** A truncate of `table`: every row goes. */
+export const truncate = (table: string, keyColumns = ['id']): SinkRecord => ({
+  op: 'truncate',
+  table,
+  row: {},
+  keyColumns,
+});

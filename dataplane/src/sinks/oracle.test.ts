@@ -6,7 +6,7 @@ import type { OracleSession } from '../systems/oracle/connection.js';
 import type { OracleBindDef } from './oracle-sql.js';
 import { engineFor } from '../engines.js';
 import { createOracleSink, openOracleSink } from './oracle.js';
-import { del, upsert } from '../../test/sink-records.js';
+import { del, truncate, upsert } from '../../test/sink-records.js';
 
 // The Oracle sink's batch and transaction logic, driven through its session
 // seam by a recording fake (no Oracle server runs here): which statements,
@@ -105,6 +105,34 @@ describe('Oracle sink: one transaction per batch', () => {
         ['2', 'bob', null],
       ],
     });
+  });
+
+  it('a truncate deletes every row in the batch transaction (no TRUNCATE: it would commit), before the rows after it', async () => {
+    const { session, calls } = recordingSession({
+      ORDERS: [
+        ['ID', 'NUMBER'],
+        ['NAME', 'VARCHAR2'],
+      ],
+    });
+    const { sink } = sinkWith(session);
+    await sink.write(
+      [
+        upsert('orders', { id: 1, name: 'gone' }),
+        truncate('orders'),
+        upsert('orders', { id: 2, name: 'kept' }),
+        truncate('absent'),
+      ],
+      signal(),
+    );
+    expect(summary(calls)).toEqual([
+      'describe ORDERS',
+      'describe ABSENT',
+      'DELETE FROM "ORDERS"',
+      'MERGE INTO "ORDERS"',
+      'commit',
+    ]);
+    expect(calls[2]).toMatchObject({ sql: 'DELETE FROM "ORDERS"' });
+    expect(calls[3]).toMatchObject({ rows: [['2', 'kept']] });
   });
 
   it('runs all DDL of a batch before its first row: Oracle DDL commits on its own', async () => {

@@ -3,7 +3,7 @@ import { createScratchDatabase, describeWithPostgres, type ScratchDatabase } fro
 import type { Sink } from '../contracts.js';
 import { createPostgresSink, planBatch } from './postgres.js';
 import { ddlFor, typeConflicts } from './postgres-ddl.js';
-import { del, upsert } from '../../test/sink-records.js';
+import { del, truncate, upsert } from '../../test/sink-records.js';
 
 const signal = () => new AbortController().signal;
 
@@ -79,6 +79,30 @@ describe('planBatch', () => {
     expect(plan?.deletes).toEqual([{ id: 2 }, { id: 3 }]);
     // Rows of other columns go to statements of their own: a missing column is left as it is.
     expect(plan?.upsertGroups).toEqual([[{ id: 1, a: 'z', b: 'y' }], [{ id: 2, a: 'new' }]]);
+  });
+
+  it('a truncate forgets the rows of its table before it and empties the table first', () => {
+    const plans = planBatch([
+      upsert('t', { id: 1, a: 'gone' }),
+      del('t', { id: 2 }),
+      upsert('other', { id: 1 }),
+      truncate('t', []),
+      upsert('t', { id: 3, a: 'kept' }),
+      del('t', { id: 4 }),
+    ]);
+    expect(plans.get('t')).toMatchObject({
+      truncate: true,
+      keyColumns: ['id'],
+      upserts: [{ id: 3, a: 'kept' }],
+      deletes: [{ id: 4 }],
+    });
+    expect(plans.get('other')).toMatchObject({ truncate: false, upserts: [{ id: 1 }] });
+    // A truncate alone needs no key columns.
+    expect(planBatch([truncate('t', [])]).get('t')).toMatchObject({
+      truncate: true,
+      upserts: [],
+      deletes: [],
+    });
   });
 });
 
@@ -211,6 +235,32 @@ describeWithPostgres('Postgres target sink on a real server', () => {
     expect(await rows('select id::int from orders where id in (20, 21)')).toEqual([]);
     await sink.write([upsert('orders', { id: 22, name: 'next', total: 2 })], signal());
     expect(await rows('select name, total from orders where id = 22')).toEqual([{ name: 'next', total: 2 }]);
+  });
+
+  it('a truncate in a batch removes every row written before it and keeps those after, in one transaction', async () => {
+    await sink.write([upsert('mirror', { id: 1, v: 'a' }), upsert('mirror', { id: 2, v: 'b' })], signal());
+    await db.client.query(`insert into mirror values (99, 'written by someone else')`);
+    await sink.write(
+      [
+        upsert('mirror', { id: 3, v: 'c' }),
+        truncate('mirror'),
+        upsert('mirror', { id: 4, v: 'd' }),
+        truncate('mirror'),
+        upsert('mirror', { id: 5, v: 'e' }),
+      ],
+      signal(),
+    );
+    expect(await rows('select id::int, v from mirror order by id')).toEqual([{ id: 5, v: 'e' }]);
+    // A truncate alone, of a table known to the sink and of one that does not exist.
+    await sink.write([truncate('mirror'), truncate('never_created')], signal());
+    expect(await rows('select count(*)::int as n from mirror')).toEqual([{ n: 0 }]);
+    expect(await rows(`select to_regclass('never_created') is null as absent`)).toEqual([{ absent: true }]);
+    // A failing batch leaves the rows its truncate would have removed.
+    await sink.write([upsert('mirror', { id: 6, v: 'f', n: 1 })], signal());
+    await expect(
+      sink.write([truncate('mirror'), upsert('mirror', { id: 7, v: 'g', n: 'not a number' })], signal()),
+    ).rejects.toThrow(/^Writing to "public"\."mirror" failed: PostgreSQL at [^:]+:\d+: invalid input syntax/);
+    expect(await rows('select id::int, v from mirror order by id')).toEqual([{ id: 6, v: 'f' }]);
   });
 
   it('refuses an existing table without a unique key on the key columns, naming it', async () => {

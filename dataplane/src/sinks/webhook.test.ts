@@ -65,6 +65,19 @@ describe('webhook sink against a real local HTTP server', () => {
     ]);
   });
 
+  it('passes a truncate on as an element of op truncate, in order, once for the copies sent together', async () => {
+    const truncate: SinkRecord = { op: 'truncate', table: 'orders', row: {}, keyColumns: ['id'] };
+    await sink({ batch_size: 10 }).write(
+      [records[0] as SinkRecord, truncate, truncate, records[1] as SinkRecord],
+      signal(),
+    );
+    expect(JSON.parse(received[0]?.body ?? '')).toEqual([
+      { op: 'upsert', table: 'orders', key: { id: 1 }, row: { id: 1, name: 'ada' } },
+      { op: 'truncate', table: 'orders', key: {}, row: {} },
+      { op: 'upsert', table: 'orders', key: { id: 2 }, row: { id: 2, name: 'bob' } },
+    ]);
+  });
+
   it('sends one object per request with batch_size 1 (the default)', async () => {
     await sink({}).write(records.slice(0, 1), signal());
     expect(JSON.parse(received[0]?.body ?? '')).toEqual({

@@ -145,6 +145,7 @@ export function createWebhookSink(settings: WebhookTargetSettings, options: Webh
 }
 
 function toWebhookRow(record: SinkRecord): WebhookRow {
+  if (record.op === 'truncate') return { op: 'truncate', table: record.table, key: {}, row: {} };
   const key = Object.fromEntries(record.keyColumns.map((k) => [k, record.row[k] ?? null]));
   return { op: record.op, table: record.table, key, row: record.row };
 }

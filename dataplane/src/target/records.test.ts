@@ -75,6 +75,34 @@ describe('mapping consumed messages to sink records', () => {
     expect(ins.records).toEqual([{ op: 'upsert', table: 'out', row: { id: 8 }, keyColumns: ['id'] }]);
   });
 
+  it('a truncate event becomes one truncate of each subscription table, past the mapper (it has no row)', () => {
+    const rules = [
+      { key: 'id', path: 'id', cast: 'int', primary_key: true },
+      { key: 'qty', path: 'qty', cast: 'int', nullable: false },
+    ];
+    const keyed = prepareSubscription(sub({ stream: { kind: 'platform' }, mapper_config: rules }));
+    const identity = prepareSubscription(
+      sub({ id: 's2', stream: { kind: 'platform' }, target_table_name: 'copy' }),
+    );
+    const event = {
+      op: 't',
+      before: null,
+      after: null,
+      key: {},
+      truncate: { cascade: true, restart_identity: false },
+      emitted_ms: 9,
+    };
+    const out = mapMessage(msg(event), [keyed, identity]);
+    expect(out.failures).toEqual([]);
+    expect(out.records).toEqual([
+      { op: 'truncate', table: 'out', row: {}, keyColumns: ['id'] },
+      { op: 'truncate', table: 'copy', row: {}, keyColumns: [] },
+    ]);
+    expect(out.producedMs).toBe(9);
+    // The mapper given no row at all answers rows with an error, it does not throw.
+    expect(() => keyed.mapper?.apply({})).not.toThrow();
+  });
+
   it('a delete needs only its key: a required non-key column missing from `before` is no failure; a missing key is', () => {
     const s = prepareSubscription(
       sub({

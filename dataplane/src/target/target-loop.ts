@@ -145,6 +145,13 @@ async function runGroup(
   /** The next batch, mapped (its messages are then consumed, as far as the metrics go). */
   const take = () => {
     const batch = buffer.splice(0, o.batchSize);
+    // A truncate's copies are written and committed in one batch: a worker that stops between
+    // two batches must not restart with some partitions past their copy and others before it
+    // (those would wait for copies already committed).
+    const last = batch.at(-1);
+    const lastCopy = last && truncateCopy(last);
+    while (lastCopy && buffer[0]?.topic === last.topic && truncateCopy(buffer[0])?.id === lastCopy.id)
+      batch.push(buffer.shift() as RawMessage);
     count(batch, (s, n) => m.messagesIn.inc({ topic: s.config.topic, subscription: s.config.id }, n));
     return batch;
   };

@@ -8,11 +8,18 @@ import type { TargetLoopOptions } from './settings.js';
 
 /**
  * Maps a batch with each subscription of its topics and writes it to the
- * Sink, retried with back-off: the one write path of live delivery and of
- * backfills (docs/data-plane.md "Backfills").
+ * Sink, retried with back-off: the write path of backfills (docs/data-plane.md
+ * "Backfills"). A backfill replays the partitions side by side, without the
+ * live loop's truncate barrier, so the truncates of the stream are left out
+ * (applied at one partition's copy they would remove rows of the others
+ * replayed from after it): the replay upserts and deletes rows, as before.
  */
 export async function writeBatch(batch: readonly ConsumedMessage[], path: WritePath): Promise<void> {
-  await writeMapped(mapBatch(batch, path), path);
+  const mapped = mapBatch(batch, path);
+  const records = mapped.records.filter((r) => r.op !== 'truncate');
+  if (records.length < mapped.records.length)
+    path.ctx.log('info', 'a truncate of the stream is not replayed by a backfill');
+  await writeMapped({ ...mapped, records }, path);
 }
 
 /** What writing batches needs: the subscriptions by topic, the Sink, and where to count and log. */
