@@ -145,6 +145,48 @@ describeWithKafka('MariaDB source and XA transactions prepared, then committed o
     expect(range(301, 5).filter((id) => !seen.has(id))).toEqual([]);
     expect(range(2001, 3).filter((id) => !seen.has(id))).toEqual([]);
   });
+
+  it('publishes a part prepared before a server restart when it commits after it', async () => {
+    const s = server!;
+    const { database, admin } = source!;
+    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
+    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
+    const worker = await startWorker(config, env);
+    workers.push(worker);
+    await waitReady(worker);
+    const x4Gtid = await prepareXa(s.url, database, 'x4', range(401, 20));
+    // The server restarts with x4 prepared (MariaDB keeps it); the worker ends with the connection.
+    await s.stop();
+    await worker.exited;
+    await s.start();
+    const conn = await mariadbConnection(database, s.url);
+    try {
+      const after = await writeMariadbTransaction(conn, {
+        inserts: range(3001, 2).map((id) => numberedRow(id, 0)),
+      });
+      const restarted = await startWorker(config, env);
+      workers.push(restarted);
+      await waitReady(restarted);
+      await eventuallyArrived(
+        async () => arrivedEvents(await readTopic(brokers, admin, topic, 60_000)),
+        range(3001, 2),
+        () => exitedEarly(restarted, 'the worker'),
+      );
+      const held = await recordedPosition(brokers, admin, connectorId);
+      expect(gtidSequence(held?.gtid ?? '')).toBeLessThan(gtidSequence(x4Gtid));
+      expect(gtidSequence(after)).toBeGreaterThan(gtidSequence(x4Gtid));
+      const [recovered] = await conn.query('xa recover');
+      expect((recovered as { data: string }[]).map((r) => String(r.data))).toEqual(['x4']);
+      await conn.query("xa commit 'x4'");
+      const committed = await gtidOf(conn);
+      await untilRecorded(brokers, admin, connectorId, committed, () => exitedEarly(restarted, 'the worker'));
+      await stopWorker(restarted);
+      const seen = new Set(arrivedEvents(await readTopic(brokers, admin, topic, 60_000)).map((e) => e.id));
+      expect(range(401, 20).filter((id) => !seen.has(id))).toEqual([]);
+    } finally {
+      await conn.end();
+    }
+  });
 });
 
 async function eventuallyArrived(
