@@ -83,7 +83,8 @@ async function runGroup(
   const { topics, stream: active, assigned, close } = await openGroupStream(g, connectorId, m, o);
   // Truncates wait here for their copies of every partition (truncate-barrier.ts); held messages
   // are not in `buffer`, so the back-pressure below cannot stop the copies still awaited.
-  const barrier = new TruncateBarrier<RawMessage>(assigned);
+  // Only change streams carry truncates: a Kafka source's messages are the user's, headers and all.
+  const barrier = g.subs.some((s) => s.changeEvents) ? new TruncateBarrier<RawMessage>(assigned) : null;
   const partialTold = new Set<string>();
 
   const subsOf = new Map<string, PreparedSubscription[]>();
@@ -106,7 +107,7 @@ async function runGroup(
   };
   let failure: Error | undefined;
   active.on('data', (msg: RawMessage) => {
-    const copy = truncateCopy(msg);
+    const copy = barrier && truncateCopy(msg);
     if (copy && barrier.partial(msg.topic, copy.partitions) && !partialTold.has(msg.topic)) {
       partialTold.add(msg.topic);
       ctx.log('warn', 'a truncate is applied by a worker that reads only some partitions of its topic', {
@@ -115,9 +116,12 @@ async function runGroup(
         assigned: assigned(msg.topic)?.length ?? null,
       });
     }
-    const go = barrier.admit(msg);
-    if (barrier.waiting) go.push(...barrier.reassess());
-    for (const ready of go) buffer.push(ready);
+    if (!barrier) buffer.push(msg);
+    else {
+      const go = barrier.admit(msg);
+      if (barrier.waiting) go.push(...barrier.reassess());
+      for (const ready of go) buffer.push(ready);
+    }
     if (buffer.length >= o.maxBuffered && !active.isPaused()) {
       active.pause();
       m.paused.set({ group: g.groupId }, 1);
@@ -149,7 +153,7 @@ async function runGroup(
     // two batches must not restart with some partitions past their copy and others before it
     // (those would wait for copies already committed).
     const last = batch.at(-1);
-    const lastCopy = last && truncateCopy(last);
+    const lastCopy = barrier && last && truncateCopy(last);
     while (lastCopy && buffer[0]?.topic === last.topic && truncateCopy(buffer[0])?.id === lastCopy.id)
       batch.push(buffer.shift() as RawMessage);
     count(batch, (s, n) => m.messagesIn.inc({ topic: s.config.topic, subscription: s.config.id }, n));
