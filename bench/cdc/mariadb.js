@@ -279,7 +279,7 @@ console.log(
           'worker / raw',
           'mariadb-binlog text events/s',
           'worker / text',
-          'steady p50 / p99 / max ms',
+          "steady p50 / p99 / max ms (inserts' p99)",
           'worker peak RSS',
           'binary log bytes a row',
           'load avg',

@@ -30,22 +30,26 @@ export const medianCell = (values, fmt = thousands) => `${fmt(median(values))}${
 
 const ms = (v) => `${Math.round(v)}`;
 
-/** `p50 / p99 / max` (ms) of the rounds' steady phases, each as `median (min–max)`; empty without one. */
-export const steadyCell = (steadies) =>
-  steadies.length === 0
-    ? ''
-    : ['p50', 'p99', 'max']
-        .map((k) =>
-          medianCell(
-            steadies.map((s) => s[k]),
-            ms,
-          ),
-        )
-        .join(' / ');
+/**
+ * `p50 / p99 / max (inserts' p99)` (ms) of the rounds' steady phases, each as
+ * `median (min–max)`; empty without one.
+ */
+export const steadyCell = (steadies) => {
+  if (steadies.length === 0) return '';
+  const cell = (k) =>
+    medianCell(
+      steadies.map((s) => s[k]),
+      ms,
+    );
+  return `${['p50', 'p99', 'max'].map(cell).join(' / ')} (inserts' p99 ${cell('insertP99')})`;
+};
 
 /** The steady phase of a round, for its log line. */
 export const steadyLog = (s) =>
-  s ? `steady ${thousands(s.rate)} rows/s: p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, ` : '';
+  s
+    ? `steady ${thousands(s.rate)} rows/s: p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, ` +
+      `inserts' p99 ${s.insertP99.toFixed(0)} ms, `
+    : '';
 
 /**
  * Runs `command` to its exit: `{ seconds }` from its start, or a rejection

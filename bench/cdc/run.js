@@ -373,7 +373,7 @@ console.log(
       'worker / decode',
       'pg_recvlogical events/s',
       'worker / pg_recvlogical',
-      `steady ${thousands(STEADY_RATE)} rows/s: p50 / p99 / max ms`,
+      `steady ${thousands(STEADY_RATE)} rows/s: p50 / p99 / max ms (inserts' p99)`,
       'worker peak RSS',
       'load avg',
     ],
