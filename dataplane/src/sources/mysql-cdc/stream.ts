@@ -352,9 +352,9 @@ export class BinlogStream {
   /** XA COMMIT or XA ROLLBACK of a prepared part, in a transaction of its own: its rows published or dropped. */
   private async xaDecided(xa: XaOutcome, queueEmpty: boolean): Promise<void> {
     const t = this.transaction;
-    if (xa.onePhase) {
-      // MySQL's XA COMMIT … ONE PHASE as a statement: the rows read since XA START are its own.
-      if (t?.xa) await this.publishHeld(t, t.xa);
+    if (t?.xa) {
+      // The group's own rows, read since XA START: a one-phase commit, or a rollback before any PREPARE.
+      if (xa.outcome === 'commit') await this.publishHeld(t, t.xa);
     } else {
       const held = this.preparedXa.decide(xa.xid);
       if (held === undefined) {

@@ -51,8 +51,6 @@ export interface XaOutcome {
   outcome: 'commit' | 'rollback';
   /** In the form of binlog-events.ts's `xidText`. */
   xid: string;
-  /** XA COMMIT … ONE PHASE: the statement's own transaction, not a prepared one. */
-  onePhase: boolean;
 }
 
 /**
@@ -92,6 +90,5 @@ export function xaOutcome(sql: string): XaOutcome | null {
   return {
     outcome: m[1]!.toUpperCase() === 'COMMIT' ? 'commit' : 'rollback',
     xid: xidText(parts[0]!, parts[1] ?? Buffer.alloc(0), formatId),
-    onePhase: m[3] !== undefined,
   };
 }
