@@ -11,6 +11,7 @@ import {
   waitReady,
   type RunningWorker,
 } from '@sluice/testing/kafka-helpers';
+import { platformTargetConfig } from './platform-target-config.js';
 
 // PostgreSQL → PostgreSQL as users run it: two processes of the built worker
 // program — a POSTGRES_SOURCE capturing a table by logical replication and
@@ -63,26 +64,14 @@ describeWithKafka('PostgreSQL → Kafka → PostgreSQL (worker program)', () => 
       configuration: { ...source.settings, whitelist: ['public.orders'] },
       datamodels: [{ id: dm, name: 'orders', entry: 'public.orders', enabled: true, topic }],
     };
-    const targetConfig = {
-      connector_id: `tgt_${run}`,
-      connector_type: 'POSTGRES_TARGET',
-      role: 'target',
+    const targetConfig = platformTargetConfig(run, {
+      connectorType: 'POSTGRES_TARGET',
       configuration: { ...target.settings, schema: 'public' },
-      subscriptions: [
-        {
-          id: `sub-${run}`,
-          datamodel_id: dm,
-          topic,
-          target_table_name: 'orders_copy',
-          mapper_config: MAPPER,
-          consumer_id: `sub-${run}`,
-          enabled: true,
-          backfill: true,
-          error_table: { enabled: false },
-          stream: { kind: 'platform' },
-        },
-      ],
-    } as unknown as WorkerConfig;
+      datamodelId: dm,
+      topic,
+      table: 'orders_copy',
+      mapper: MAPPER,
+    });
     const env = { SLUICE_STREAM_BROKERS: brokers.join(','), SLUICE_BATCH_LINGER_MS: '20' };
     const src = await startWorker(sourceConfig, env);
     workers.push(src);

@@ -12,6 +12,7 @@ import {
   type RunningWorker,
 } from '@sluice/testing/kafka-helpers';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
+import { platformTargetConfig } from './platform-target-config.js';
 
 // A POSTGRES_TARGET worker writing through a real OpenSSH bastion
 // (testing/src/sshd.ts): rows a source worker captures arrive in the target
@@ -71,26 +72,14 @@ describeWithKafka('PostgreSQL target through an SSH bastion (worker program)', (
       datamodels: [{ id: dm, name: 'orders', entry: 'public.orders', enabled: true, topic }],
     };
     const targetConfig = (tunnel: Record<string, unknown>) =>
-      ({
-        connector_id: `tgt_${run}`,
-        connector_type: 'POSTGRES_TARGET',
-        role: 'target',
+      platformTargetConfig(run, {
+        connectorType: 'POSTGRES_TARGET',
         configuration: { ...target.settings, schema: 'public', ...bastion.tunnelFields(), ...tunnel },
-        subscriptions: [
-          {
-            id: `sub-${run}`,
-            datamodel_id: dm,
-            topic,
-            target_table_name: 'orders_copy',
-            mapper_config: MAPPER,
-            consumer_id: `sub-${run}`,
-            enabled: true,
-            backfill: true,
-            error_table: { enabled: false },
-            stream: { kind: 'platform' },
-          },
-        ],
-      }) as unknown as WorkerConfig;
+        datamodelId: dm,
+        topic,
+        table: 'orders_copy',
+        mapper: MAPPER,
+      });
     const env = { SLUICE_STREAM_BROKERS: brokers.join(','), SLUICE_BATCH_LINGER_MS: '20' };
     const src = await startWorker(sourceConfig, env);
     workers.push(src);

@@ -1,7 +1,6 @@
 import { afterAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Admin } from '@platformatic/kafka';
-import type { WorkerConfig } from '@sluice/shared/catalog';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, type ScratchDatabase } from '@sluice/testing/postgres';
 import {
@@ -22,6 +21,7 @@ import {
   writeMariadbTransaction,
 } from './mariadb-numbered.js';
 import { numberedRow, numberedSource, numberedSourceConfig, writeTransaction } from './numbered-rows.js';
+import { platformTargetConfig } from './platform-target-config.js';
 
 // A TRUNCATE on the source in the middle of a stream of numbered rows, from
 // PostgreSQL and from MariaDB, through the built worker programs (source,
@@ -74,30 +74,6 @@ function checkCopies(messages: TextMessage[], entry: string, before: Set<number>
   return copies.map((m) => JSON.parse(m.value) as Event);
 }
 
-/** A POSTGRES_TARGET worker's configuration: the topic into `numbered_copy` of `target`. */
-function targetConfig(run: string, dm: string, topic: string, target: ScratchDatabase): WorkerConfig {
-  return {
-    connector_id: `tgt_${run}`,
-    connector_type: 'POSTGRES_TARGET',
-    role: 'target',
-    configuration: { ...target.settings, schema: 'public' },
-    subscriptions: [
-      {
-        id: `sub-${run}`,
-        datamodel_id: dm,
-        topic,
-        target_table_name: 'numbered_copy',
-        mapper_config: MAPPER,
-        consumer_id: `sub-${run}`,
-        enabled: true,
-        backfill: true,
-        error_table: { enabled: false },
-        stream: { kind: 'platform' },
-      },
-    ],
-  } as unknown as WorkerConfig;
-}
-
 /** Runs the target over the whole topic and checks its table holds exactly `expected` (id → version), row by row. */
 async function checkTarget(
   run: string,
@@ -110,7 +86,15 @@ async function checkTarget(
 ): Promise<void> {
   const target = await createScratchDatabase('trunc_tgt');
   scratch.push(target);
-  const w = await startWorker(targetConfig(run, dm, topic, target), { ...env, SLUICE_BATCH_SIZE: '200' });
+  const config = platformTargetConfig(run, {
+    connectorType: 'POSTGRES_TARGET',
+    configuration: { ...target.settings, schema: 'public' },
+    datamodelId: dm,
+    topic,
+    table: 'numbered_copy',
+    mapper: MAPPER,
+  });
+  const w = await startWorker(config, { ...env, SLUICE_BATCH_SIZE: '200' });
   workers.push(w);
   await waitReady(w);
   const read = async () =>
