@@ -131,7 +131,7 @@ export async function writeMapped(
     }
   }
   const byTable = new Map<string, number>();
-  for (const r of records) byTable.set(r.table, (byTable.get(r.table) ?? 0) + 1);
+  for (const r of records) if (r.op !== 'truncate') byTable.set(r.table, (byTable.get(r.table) ?? 0) + 1);
   for (const [table, n] of byTable) m.rowsWritten.inc({ table }, n);
   m.batches.inc();
 }
