@@ -1,9 +1,11 @@
 import { afterAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { Admin } from '@platformatic/kafka';
+import { Admin } from '@platformatic/kafka';
+import type { WorkerConfig } from '@sluice/shared/catalog';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, type ScratchDatabase } from '@sluice/testing/postgres';
 import {
+  createTopic,
   eventually,
   exitedEarly,
   readTopic,
@@ -192,6 +194,45 @@ describeWithKafka('TRUNCATE mid-stream, source → Kafka → PostgreSQL target (
     const expected = new Map(range(2001, 3500).map((id) => [id, id <= 2050 ? 2 : 1]));
     for (const id of range(2051, 2060)) expected.delete(id);
     await checkTarget(run, `dm-${run}`, topic, expected, env, workers, scratch);
+  });
+
+  it('PostgreSQL: a TRUNCATE … CASCADE of another table is an event of the captured table it reached', async () => {
+    const run = randomUUID().slice(0, 8);
+    const topic = `sluice.trunc-cascade-${run}`;
+    const db = await createScratchDatabase('trunc_cascade');
+    scratch.push(db);
+    await db.client.query('create table public.parent (id int primary key)');
+    await db.client.query(
+      'create table public.child (id int primary key, parent int not null references public.parent (id))',
+    );
+    await createTopic(brokers, topic, 2);
+    const admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
+    closes.push(async () => {
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.close();
+    });
+    const config = {
+      connector_id: `src_trunc_cascade_${run}`,
+      connector_type: 'POSTGRES_SOURCE',
+      role: 'source',
+      // Only the child is captured: the parent's truncate reaches it by CASCADE.
+      configuration: { ...db.settings, whitelist: ['public.child'] },
+      datamodels: [{ id: `dm-${run}`, name: 'child', entry: 'public.child', enabled: true, topic }],
+    } as unknown as WorkerConfig;
+    const src = await startWorker(config, env);
+    workers.push(src);
+    await waitReady(src);
+    await db.client.query('insert into public.parent values (1)');
+    await db.client.query('insert into public.child values (10, 1)');
+    await db.client.query('truncate public.parent cascade');
+    await topicHas(admin, topic, 1 + 2, () => exitedEarly(src, 'the source worker'));
+    const events = (await readTopic(brokers, admin, topic)).map((m) => JSON.parse(m.value) as Event);
+    expect(events.map((e) => e.op).sort()).toEqual(['c', 't', 't']);
+    expect(events.find((e) => e.op === 't')).toMatchObject({
+      key: {},
+      truncate: { cascade: true, restart_identity: false },
+      source: { entry: 'public.child' },
+    });
   });
 
   it('MariaDB: TRUNCATE statements, unqualified and qualified, leave exactly the rows written after the last', async () => {
