@@ -93,6 +93,15 @@ describe('TruncateBarrier', () => {
     // The group gives this consumer partition 1 alone: the barrier goes on.
     mine = [1];
     expect(names(b.reassess())).toEqual(['T2@1']);
+    // A partition the topic gained after the publisher counted them has no copy to wait for.
+    mine = [0, 1, 2, 3, 4];
+    expect(names(b.admit(copy(0, 2, '3', 4)))).toEqual([]);
+    expect(names([1, 2, 3].flatMap((p) => b.admit(copy(p, 3, '3', 4))))).toEqual([
+      'T3@0',
+      'T3@1',
+      'T3@2',
+      'T3@3',
+    ]);
   });
 
   it('passes messages with other headers on at once', () => {

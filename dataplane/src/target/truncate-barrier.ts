@@ -107,8 +107,10 @@ export class TruncateBarrier<M extends BarrierMessage> {
   /** Releases a barrier whose copies all arrived (also after the assignment shrank). */
   private releaseIfComplete(topic: string, barrierKey: string): M[] {
     const barrier = this.open.get(barrierKey) as Barrier;
+    // Partitions added to the topic after the publisher counted them got no copy: not awaited.
+    const all = Array.from({ length: barrier.partitions }, (_, p) => p);
     const mine = this.mine(topic);
-    const waiting = mine ?? Array.from({ length: barrier.partitions }, (_, p) => p);
+    const waiting = mine ? mine.filter((p) => p < barrier.partitions) : all;
     if (waiting.some((p) => !barrier.copies.has(p))) return [];
     this.open.delete(barrierKey);
     const out = [...barrier.copies.values()] as M[];
