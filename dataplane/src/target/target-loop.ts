@@ -116,7 +116,8 @@ async function runGroup(
         assigned: assigned(msg.topic)?.length ?? null,
       });
     }
-    if (!barrier) buffer.push(msg);
+    // The common case, with nothing held and no copy, costs no allocation.
+    if (!barrier || (!copy && !barrier.holding)) buffer.push(msg);
     else {
       const go = barrier.admit(msg);
       if (barrier.waiting) go.push(...barrier.reassess());

@@ -68,6 +68,11 @@ export class TruncateBarrier<M extends BarrierMessage> {
     return this.open.size > 0;
   }
 
+  /** True while a partition is held: every message must go through `admit`. */
+  get holding(): boolean {
+    return this.held.size > 0;
+  }
+
   /** Partitions of the consumer that fewer than the topic has: the barrier then spans only these (logged by the caller). */
   partial(topic: string, partitions: number): boolean {
     const mine = this.mine(topic);
