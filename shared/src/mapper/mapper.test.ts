@@ -59,7 +59,7 @@ describe('reading values', () => {
   });
 
   it('gives a row for any message, object or not', () => {
-    for (const message of [null, 3, 'text', [], [1, 2], true]) {
+    for (const message of [null, {}, 3, 'text', [], [1, 2], true]) {
       expect(map([{ key: 'a', path: 'a' }], message)).toEqual([{ a: null }]);
     }
   });
