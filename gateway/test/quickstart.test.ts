@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { closeScanned, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { readmePipelineBody, REPO_ROOT } from './readme-section.js';
 
 // The README's "A first pipeline" as a new user follows it: the pipeline body
 // is read from the README itself (its heredoc, with the shell's variables
@@ -15,26 +15,11 @@ import { startTestGateway, type TestGateway } from './harness.js';
 // rows are read from the target table the worker created. If the README's
 // body stops working, this test fails.
 
-const root = resolve(import.meta.dirname, '../..');
-
-/** The README's pipeline body, with `$NAME` replaced from `vars`. */
-function readmePipelineBody(vars: Record<string, string>): Record<string, unknown> {
-  const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## A first pipeline'));
-  const match = /\$API\/pipelines\/ <<JSON[^\n]*\n([\s\S]*?)\nJSON\n/.exec(section);
-  if (!match) throw new Error('README.md: the pipeline heredoc of "A first pipeline" was not found');
-  const text = match[1]!.replace(/\$([A-Z_]+)/g, (_, name: string) => {
-    if (!(name in vars)) throw new Error(`README.md uses $${name}, which the test does not set`);
-    return vars[name]!;
-  });
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
 function produce(brokers: string, topic: string, lines: string[]): Promise<void> {
   return new Promise((res, rej) => {
     const child = execFile(
       process.execPath,
-      [resolve(root, 'scripts/kafka/produce.mjs'), brokers, topic],
+      [resolve(REPO_ROOT, 'scripts/kafka/produce.mjs'), brokers, topic],
       (e, _out, stderr) => (e ? rej(new Error(stderr)) : res()),
     );
     child.stdin?.end(lines.map((l) => `${l}\n`).join(''));
@@ -76,7 +61,7 @@ describeWithKafka(
 
     it('goes live and its rows appear in the target table; a later message with the same id updates its row', async () => {
       const topic = `orders-${run}`;
-      const body = readmePipelineBody({
+      const body = readmePipelineBody('A first pipeline', {
         TEAM: t.teamId,
         KAFKA: kafka,
         PG_HOST: target.settings.host,
