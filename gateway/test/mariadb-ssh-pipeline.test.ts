@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
-import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
-import { startBastion, type Bastion } from '@sluice/testing/sshd';
+import type { ScratchDatabase } from '@sluice/testing/postgres';
+import { eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
+import type { Bastion } from '@sluice/testing/sshd';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { startTunnelledDatabases, type TunnelledDatabases } from './tunnelled-databases.js';
 
 // A MariaDB CDC → PostgreSQL pipeline whose source and target are both
 // reached only through a real OpenSSH bastion (testing/src/sshd.ts), as a
@@ -60,31 +61,20 @@ describeWithKafka(
   () => {
     const run = randomUUID().slice(0, 8);
     const brokers = testKafkaBrokers() ?? [];
-    const database = `cdc_ssh_api_${run}`;
-    const url = new URL(process.env.SLUICE_TEST_MYSQL_URL ?? 'mysql://unset');
     const saved = { ...process.env };
+    let dbs: TunnelledDatabases;
     let source: mysql.Connection;
     let target: ScratchDatabase;
     let bastion: Bastion;
+    let database: string;
+    let url: URL;
     let gw: TestGateway;
     let t: TeamSetup;
 
     beforeAll(async () => {
-      assertWorkerBuilt();
-      if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
-      if (!process.env.SLUICE_TEST_MYSQL_URL)
-        throw new Error('needs SLUICE_TEST_MYSQL_URL (scripts/with-mariadb.sh)');
-      bastion = await startBastion();
-      source = await mysql.createConnection({
-        host: url.hostname,
-        port: Number(url.port),
-        user: decodeURIComponent(url.username),
-        password: decodeURIComponent(url.password),
-      });
-      await source.query(`create database \`${database}\``);
-      await source.query(`use \`${database}\``);
+      dbs = await startTunnelledDatabases('cdc_ssh_api');
+      ({ source, target, bastion, database, mariadb: url } = dbs);
       await source.query('create table numbered (id int primary key, label varchar(64) not null)');
-      target = await createScratchDatabase('cdc_ssh_api_tgt');
       process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
       process.env.SLUICE_BATCH_LINGER_MS = '20';
       // A restart soon after the bastion is back; the first one, at once, may still find it down.
@@ -99,10 +89,7 @@ describeWithKafka(
     afterAll(async () => {
       if (gw) await closeScanned(gw);
       process.env = saved;
-      await source?.query(`drop database if exists \`${database}\``).catch(() => undefined);
-      await source?.end();
-      await target?.drop();
-      await bastion?.close();
+      await dbs?.close();
     });
 
     const label = (id: number) => `row ${id} · ${(id * 7919) % 100_003}`;

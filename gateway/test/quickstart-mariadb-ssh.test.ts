@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
-import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
-import { startBastion, type Bastion } from '@sluice/testing/sshd';
+import { eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { readmeMariadbSql, readmePipelineBody } from './readme-section.js';
+import { startTunnelledDatabases, type TunnelledDatabases } from './tunnelled-databases.js';
 
 // The README's "A MariaDB source through an SSH bastion" as a new user
 // follows it: the SQL its `mariadb -e` commands run and its pipeline body are
@@ -20,32 +17,14 @@ const SECTION = 'A MariaDB source through an SSH bastion';
 
 describeWithKafka("the README's MariaDB → PostgreSQL pipeline through an SSH bastion (real workers)", () => {
   const brokers = testKafkaBrokers() ?? [];
-  const database = `readme_ssh_${randomUUID().slice(0, 8)}`;
-  const url = new URL(process.env.SLUICE_TEST_MYSQL_URL ?? 'mysql://unset');
   const saved = { ...process.env };
-  let source: mysql.Connection;
-  let target: ScratchDatabase;
-  let bastion: Bastion;
+  let dbs: TunnelledDatabases;
   let gw: TestGateway;
   let t: TeamSetup;
 
   beforeAll(async () => {
-    assertWorkerBuilt();
-    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
-    if (!process.env.SLUICE_TEST_MYSQL_URL)
-      throw new Error('needs SLUICE_TEST_MYSQL_URL (scripts/with-mariadb.sh)');
-    bastion = await startBastion();
-    source = await mysql.createConnection({
-      host: url.hostname,
-      port: Number(url.port),
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      // The README's commands hold several statements each, as the mariadb client runs them.
-      multipleStatements: true,
-    });
-    await source.query(`create database \`${database}\``);
-    await source.query(`use \`${database}\``);
-    target = await createScratchDatabase('readme_ssh_tgt');
+    // The README's mariadb commands hold several statements each: the connection takes them so.
+    dbs = await startTunnelledDatabases('readme_ssh');
     // As the README starts Sluice: the sandbox's broker as the platform stream broker.
     process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
     gw = await startTestGateway('pglite', {
@@ -57,15 +36,12 @@ describeWithKafka("the README's MariaDB → PostgreSQL pipeline through an SSH b
   afterAll(async () => {
     if (gw) await closeScanned(gw);
     process.env = saved;
-    await source?.query(`drop database if exists \`${database}\``).catch(() => undefined);
-    await source?.end();
-    await target?.drop();
-    await bastion?.close();
+    await dbs?.close();
   });
 
   const customers = async () =>
     (
-      await target.client
+      await dbs.target.client
         .query('select id::int as id, name, tier from public.customers order by id')
         .catch(() => ({ rows: [] }))
     ).rows as { id: number; name: string; tier: string | null }[];
@@ -74,16 +50,17 @@ describeWithKafka("the README's MariaDB → PostgreSQL pipeline through an SSH b
     const [create, change] = readmeMariadbSql(SECTION);
     expect(create).toBeDefined();
     expect(change).toBeDefined();
-    await source.query(create!);
+    await dbs.source.query(create!);
 
-    const tunnel = bastion.tunnelFields();
+    const { mariadb: url, target } = dbs;
+    const tunnel = dbs.bastion.tunnelFields();
     const body = readmePipelineBody(SECTION, {
       TEAM: t.teamId,
       MARIADB_HOST: url.hostname,
       MARIADB_PORT: url.port,
       MARIADB_USER: decodeURIComponent(url.username),
       MARIADB_PASSWORD: decodeURIComponent(url.password),
-      MARIADB_DATABASE: database,
+      MARIADB_DATABASE: dbs.database,
       PG_HOST: target.settings.host,
       PG_PORT: String(target.settings.port),
       PG_USER: target.settings.user,
@@ -106,7 +83,7 @@ describeWithKafka("the README's MariaDB → PostgreSQL pipeline through an SSH b
       { id: 1, name: 'Ana', tier: 'gold' },
       { id: 2, name: 'Ben', tier: null },
     ]);
-    await source.query(change!);
+    await dbs.source.query(change!);
     expect(await eventually(customers, (r) => r.length === 2 && r[0]!.id === 2)).toEqual([
       { id: 2, name: 'Ben', tier: 'silver' },
       { id: 3, name: 'Cleo', tier: 'silver' },
