@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { Admin, Producer } from '@platformatic/kafka';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { eventually, readTopic } from '@sluice/testing/kafka-helpers';
-import type { TeamSetup } from './catalog-fixtures.js';
-import type { TestGateway } from './harness.js';
-import {
-  startKafkaPipelineSetup,
-  startLiveKafkaPipeline,
-  type KafkaPipelineSetup,
-} from './kafka-pipeline-setup.js';
+import { kafkaPipelineFixture, startLiveKafkaPipeline } from './kafka-pipeline-setup.js';
 
 // A live pipeline's target scaled through the REST API on one machine (the
 // embedded operator, the process runtime, the real worker program and
@@ -22,36 +15,24 @@ describeWithKafka('scaling a target connector through the REST API (real workers
   const run = randomUUID().slice(0, 8);
   const source = `scale-in-${run}`;
   const out = `scale-out-${run}`;
-  let gw: TestGateway;
-  let t: TeamSetup;
-  let admin: Admin;
-  let producer: Producer<string, string, string, string>;
-  let setup: KafkaPipelineSetup | undefined;
+  const s = kafkaPipelineFixture('pglite', 'scale-e2e', brokers, source);
 
-  beforeAll(async () => {
-    setup = await startKafkaPipelineSetup('pglite', 'scale-e2e', brokers, source);
-    ({ gw, t, admin, producer } = setup);
-  });
-  afterAll(async () => {
-    await setup?.close();
-  });
-
-  const get = (path: string) => gw.http.get(path).set(t.owner.auth);
+  const get = (path: string) => s.gw.http.get(path).set(s.t.owner.auth);
   const produce = (ids: number[]) =>
-    producer.send({ messages: ids.map((id) => ({ topic: source, value: JSON.stringify({ id }) })) });
+    s.producer.send({ messages: ids.map((id) => ({ topic: source, value: JSON.stringify({ id }) })) });
   const outIds = async () =>
-    new Set((await readTopic(brokers, admin, out)).map((m) => (JSON.parse(m.value) as { id: number }).id));
+    new Set((await readTopic(brokers, s.admin, out)).map((m) => (JSON.parse(m.value) as { id: number }).id));
   const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
   it('PATCH replicas 2 runs two workers (ready_replicas 2) and back to 1, live throughout, no message lost', async () => {
-    const { targetId } = await startLiveKafkaPipeline(setup!, `scale-${run}`, out, [
+    const { targetId } = await startLiveKafkaPipeline(s, `scale-${run}`, out, [
       { key: 'id', path: 'id', cast: 'int', primary_key: true },
     ]);
     const target = `/api/connectors/${targetId}`;
     expect((await get(target)).body).toMatchObject({ replicas: 1, ready_replicas: 1 });
 
     await produce(range(1, 100));
-    const patched = await gw.http.patch(target).set(t.owner.auth).send({ replicas: 2 });
+    const patched = await s.gw.http.patch(target).set(s.t.owner.auth).send({ replicas: 2 });
     expect(patched.status).toBe(200);
     expect(patched.body.replicas).toBe(2);
     // Sampled all along: a restarted worker would show `building` until it is ready again.
@@ -66,7 +47,7 @@ describeWithKafka('scaling a target connector through the REST API (real workers
     expect([...seen]).toEqual(['live']);
     await produce(range(101, 200));
 
-    await gw.http.patch(target).set(t.owner.auth).send({ replicas: 1 });
+    await s.gw.http.patch(target).set(s.t.owner.auth).send({ replicas: 1 });
     const one = await eventually(
       async () => (await get(target)).body,
       (c) => (seen.add(c.status), c.ready_replicas === 1),

@@ -1,7 +1,9 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import { Admin, type Producer } from '@platformatic/kafka';
-import { assertWorkerBuilt, newProducer, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
+import { newProducer } from '@sluice/testing/kafka-helpers';
 import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type DbKind, type TestGateway } from './harness.js';
+import type { DbKind, TestGateway } from './harness.js';
+import { startWorkerGateway } from './worker-gateway.js';
 
 /**
  * What a Kafka pipeline test through the REST API runs against: a gateway
@@ -27,7 +29,6 @@ export async function startKafkaPipelineSetup(
   brokers: string[],
   sourceTopic: string,
 ): Promise<KafkaPipelineSetup> {
-  assertWorkerBuilt();
   let gw: TestGateway | undefined;
   let admin: Admin | undefined;
   let producer: Producer<string, string, string, string> | undefined;
@@ -37,10 +38,7 @@ export async function startKafkaPipelineSetup(
     if (gw) await closeScanned(gw);
   };
   try {
-    gw = await startTestGateway(kind, {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
-    });
+    gw = await startWorkerGateway(kind);
     const t = await setupTeam(gw, team);
     admin = new Admin({ clientId: 'sluice-test-admin', bootstrapBrokers: brokers });
     producer = newProducer(brokers);
@@ -50,6 +48,47 @@ export async function startKafkaPipelineSetup(
     await close();
     throw e;
   }
+}
+
+/**
+ * Registers, in the calling describe block, a Kafka pipeline set-up started
+ * in `beforeAll` and closed in `afterAll`; its parts are read through the
+ * returned object once the block's tests run.
+ */
+export function kafkaPipelineFixture(
+  kind: DbKind,
+  team: string,
+  brokers: string[],
+  sourceTopic: string,
+): KafkaPipelineSetup {
+  let setup: KafkaPipelineSetup | undefined;
+  beforeAll(async () => {
+    setup = await startKafkaPipelineSetup(kind, team, brokers, sourceTopic);
+  });
+  afterAll(async () => {
+    await setup?.close();
+  });
+  const started = () => {
+    if (!setup) throw new Error('the Kafka pipeline set-up has not started');
+    return setup;
+  };
+  return {
+    get gw() {
+      return started().gw;
+    },
+    get t() {
+      return started().t;
+    },
+    get admin() {
+      return started().admin;
+    },
+    get producer() {
+      return started().producer;
+    },
+    source: sourceTopic,
+    brokers,
+    close: async () => setup?.close(),
+  };
 }
 
 /**

@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
-import { assertWorkerBuilt, eventually, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
-import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { eventually } from '@sluice/testing/kafka-helpers';
+import { reachState } from './catalog-fixtures.js';
+import { ordersCopy } from './orders-copy.js';
+import { workerGatewayFixture } from './worker-gateway.js';
 
 // MariaDB CDC → PostgreSQL as a user drives it: one REST call creates the
 // pipeline, the embedded operator runs the real MARIADB_SOURCE worker
@@ -18,16 +19,13 @@ import { startTestGateway, type TestGateway } from './harness.js';
 
 describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (real workers)', () => {
   const brokers = testKafkaBrokers() ?? [];
+  const api = workerGatewayFixture('cdc-api-mariadb', brokers);
   const database = `cdc_api_${randomUUID().slice(0, 8)}`;
   let source: mysql.Connection;
   let target: ScratchDatabase;
-  let gw: TestGateway;
-  let t: TeamSetup;
-  const saved = { ...process.env };
   const url = new URL(process.env.SLUICE_TEST_MYSQL_URL ?? 'mysql://unset');
 
   beforeAll(async () => {
-    assertWorkerBuilt();
     if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
     if (!process.env.SLUICE_TEST_MYSQL_URL)
       throw new Error('needs SLUICE_TEST_MYSQL_URL (scripts/with-mariadb.sh)');
@@ -42,38 +40,24 @@ describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (r
     await source.query('create table orders (id int primary key, item varchar(40) not null, qty int)');
     await source.query(`insert into orders values (1, 'apple', 3), (2, 'pear', 5)`);
     target = await createScratchDatabase('cdc_api_my_tgt');
-    process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
-    process.env.SLUICE_BATCH_LINGER_MS = '20';
-    gw = await startTestGateway('pglite', {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
-      SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
-    });
-    t = await setupTeam(gw, 'cdc-api-mariadb');
   });
   afterAll(async () => {
-    if (gw) await closeScanned(gw);
-    process.env = saved;
     await source?.query(`drop database if exists \`${database}\``).catch(() => undefined);
     await source?.end();
     await target?.drop();
   });
 
-  const rows = async () =>
-    (
-      await target.client
-        .query('select id::int as id, item, qty::int as qty from public.orders_copy order by id')
-        .catch(() => ({ rows: [] }))
-    ).rows as { id: number; item: string; qty: number }[];
-  const stateIs = (id: string, state: string) => reachState(gw, t.owner, `/api/pipelines/${id}`, state);
+  const rows = () => ordersCopy(target);
+  const stateIs = (id: string, state: string) =>
+    reachState(api.gw, api.t.owner, `/api/pipelines/${id}`, state);
 
   it('snapshot, then insert/update/delete; pause keeps the changes for the resume', async () => {
-    const created = await gw.http
+    const created = await api.gw.http
       .post('/api/pipelines/')
-      .set(t.owner.auth)
+      .set(api.t.owner.auth)
       .send({
         name: 'orders-mariadb-cdc',
-        team_id: t.teamId,
+        team_id: api.t.teamId,
         source_name: 'shop-mariadb',
         source_type: 'MARIADB_SOURCE',
         source_config: {
@@ -100,7 +84,7 @@ describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (r
     const id = created.body.id as string;
     expect(created.body.source_config.password).toBe('<redacted>');
 
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/start`).set(api.t.owner.auth);
     await stateIs(id, 'live');
     expect(await eventually(rows, (r) => r.length === 2)).toEqual([
       { id: 1, item: 'apple', qty: 3 },
@@ -108,9 +92,9 @@ describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (r
     ]);
 
     // The data model's schema: the table's columns, from the source's catalog.
-    const schema = await gw.http
+    const schema = await api.gw.http
       .get(`/api/datamodels/${created.body.datamodel_id as string}/schema`)
-      .set(t.owner.auth);
+      .set(api.t.owner.auth);
     expect(schema.body).toMatchObject({
       source: 'catalog',
       fields: [
@@ -131,20 +115,20 @@ describeWithKafka('a MariaDB CDC → PostgreSQL pipeline through the REST API (r
     ]);
 
     // Paused: no worker reads the binary log; the resumed one starts at its recorded position.
-    expect((await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth)).body).toBe('PAUSED');
+    expect((await api.gw.http.post(`/api/pipelines/${id}/pause`).set(api.t.owner.auth)).body).toBe('PAUSED');
     await stateIs(id, 'paused');
     await source.query(`insert into orders values (4, 'kiwi', 2)`);
     await source.query(`update orders set item = 'plum!' where id = 3`);
     expect((await rows()).map((r) => r.id)).toEqual([1, 3]);
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/start`).set(api.t.owner.auth);
     await stateIs(id, 'live');
     expect(await eventually(rows, (r) => r.length === 3 && r[1]!.item === 'plum!')).toEqual([
       { id: 1, item: 'apple', qty: 4 },
       { id: 3, item: 'plum!', qty: 7 },
       { id: 4, item: 'kiwi', qty: 2 },
     ]);
-    await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/pause`).set(api.t.owner.auth);
     await stateIs(id, 'paused');
-    expect((await gw.http.delete(`/api/pipelines/${id}`).set(t.owner.auth)).status).toBe(204);
+    expect((await api.gw.http.delete(`/api/pipelines/${id}`).set(api.t.owner.auth)).status).toBe(204);
   }, 240_000);
 });

@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
 import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
 import { Admin } from '@platformatic/kafka';
-import { assertWorkerBuilt, eventually, readTopic, WORKER_PROGRAM } from '@sluice/testing/kafka-helpers';
-import { closeScanned, reachState, setupTeam, type TeamSetup } from './catalog-fixtures.js';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { eventually, readTopic } from '@sluice/testing/kafka-helpers';
+import { reachState } from './catalog-fixtures.js';
+import { ordersCopy } from './orders-copy.js';
+import { workerGatewayFixture } from './worker-gateway.js';
 import { autoBackfills } from '../src/features/backfills/backfills.auto.js';
 
 // PostgreSQL CDC → PostgreSQL as a user drives it: one REST call creates the
@@ -24,43 +25,23 @@ const SECRET = `cdc-s3cret-${randomUUID().slice(0, 8)}`;
 
 describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API (real workers)', () => {
   const brokers = testKafkaBrokers() ?? [];
+  const api = workerGatewayFixture('cdc-api', brokers);
   let source: ScratchDatabase;
   let target: ScratchDatabase;
-  let gw: TestGateway;
-  let t: TeamSetup;
-  const saved = { ...process.env };
 
   beforeAll(async () => {
-    assertWorkerBuilt();
     if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
     source = await createScratchDatabase('cdc_api_src');
     target = await createScratchDatabase('cdc_api_tgt');
     await source.client.query('create table public.orders (id int primary key, item text not null, qty int)');
     await source.client.query(`insert into public.orders values (1, 'apple', 3), (2, 'pear', 5)`);
-    // Workers inherit the platform broker from the process that starts them.
-    process.env.SLUICE_STREAM_BROKERS = brokers.join(',');
-    process.env.SLUICE_BATCH_LINGER_MS = '20';
-    gw = await startTestGateway('pglite', {
-      SLUICE_EMBEDDED_OPERATOR: 'true',
-      SLUICE_WORKER_COMMAND: JSON.stringify([process.execPath, WORKER_PROGRAM]),
-      // The gateway itself reaches the source when the pipeline is deleted (dropping the slot).
-      SLUICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32,::1/128',
-    });
-    t = await setupTeam(gw, 'cdc-api');
   });
   afterAll(async () => {
-    if (gw) await closeScanned(gw);
-    process.env = saved;
     await source?.drop();
     await target?.drop();
   });
 
-  const rows = async () =>
-    (
-      await target.client
-        .query('select id::int as id, item, qty::int as qty from public.orders_copy order by id')
-        .catch(() => ({ rows: [] }))
-    ).rows as { id: number; item: string; qty: number }[];
+  const rows = () => ordersCopy(target);
   const errorRows = async () =>
     (
       await target.client
@@ -73,16 +54,17 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
         'select slot_name from pg_replication_slots where database = current_database()',
       )
     ).rows.map((r) => r.slot_name);
-  const stateIs = (id: string, state: string) => reachState(gw, t.owner, `/api/pipelines/${id}`, state);
+  const stateIs = (id: string, state: string) =>
+    reachState(api.gw, api.t.owner, `/api/pipelines/${id}`, state);
 
   it('snapshot, then insert/update/delete; a failing row in the error table; pause keeps changes for the resume; delete drops the slot', async () => {
     const db = (s: ScratchDatabase) => ({ ...s.settings, password: SECRET });
-    const created = await gw.http
+    const created = await api.gw.http
       .post('/api/pipelines/')
-      .set(t.owner.auth)
+      .set(api.t.owner.auth)
       .send({
         name: 'orders-cdc',
-        team_id: t.teamId,
+        team_id: api.t.teamId,
         source_name: 'shop-db',
         source_type: 'POSTGRES_SOURCE',
         source_config: { ...db(source), whitelist: ['public.orders'] },
@@ -103,7 +85,7 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     const id = created.body.id as string;
     expect(created.body.source_config.password).toBe('<redacted>');
 
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/start`).set(api.t.owner.auth);
     await stateIs(id, 'live');
     expect(await eventually(rows, (r) => r.length === 2)).toEqual([
       { id: 1, item: 'apple', qty: 3 },
@@ -111,7 +93,7 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     ]);
     // The subscription has `backfill`, and the real source worker's stream begins with its
     // snapshot: the gateway leaves the table's past to the stream and starts no re-snapshot.
-    const decided = await autoBackfills(gw.ctx, 3_600_000);
+    const decided = await autoBackfills(api.gw.ctx, 3_600_000);
     expect(decided.map((d) => d.decision)).toEqual([
       { action: 'skip', reason: "the change stream begins with the source's snapshot" },
     ]);
@@ -132,12 +114,12 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     expect(failed[0]!.row).toMatchObject({ id: 9, item: 'nut', error: expect.any(String) });
 
     // Paused: no worker reads the slot, which keeps the changes made meanwhile.
-    expect((await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth)).body).toBe('PAUSED');
+    expect((await api.gw.http.post(`/api/pipelines/${id}/pause`).set(api.t.owner.auth)).body).toBe('PAUSED');
     await stateIs(id, 'paused');
     await source.client.query(`insert into public.orders values (4, 'kiwi', 2)`);
     await source.client.query(`update public.orders set item = 'plum!' where id = 3`);
     expect((await rows()).map((r) => r.id)).toEqual([1, 3]);
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/start`).set(api.t.owner.auth);
     await stateIs(id, 'live');
     expect(await eventually(rows, (r) => r.length === 3 && r[1]!.item === 'plum!')).toEqual([
       { id: 1, item: 'apple', qty: 4 },
@@ -147,9 +129,9 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
 
     // Deleting the pipeline (it owns its source) drops the capture's slot on the source.
     expect((await slots()).length).toBe(1);
-    await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/pause`).set(api.t.owner.auth);
     await stateIs(id, 'paused');
-    expect((await gw.http.delete(`/api/pipelines/${id}`).set(t.owner.auth)).status).toBe(204);
+    expect((await api.gw.http.delete(`/api/pipelines/${id}`).set(api.t.owner.auth)).status).toBe(204);
     expect(await eventually(slots, (s) => s.length === 0, 30_000, 250)).toEqual([]);
   }, 240_000);
 
@@ -157,12 +139,12 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     await source.client.query('create table public.items (sku text primary key, price numeric)');
     await source.client.query(`insert into public.items values ('a-1', 9.5)`);
     const out = `items-${randomUUID().slice(0, 8)}`;
-    const created = await gw.http
+    const created = await api.gw.http
       .post('/api/pipelines/')
-      .set(t.owner.auth)
+      .set(api.t.owner.auth)
       .send({
         name: 'items-to-kafka',
-        team_id: t.teamId,
+        team_id: api.t.teamId,
         source_name: 'shop-db-items',
         source_type: 'POSTGRES_SOURCE',
         source_config: { ...source.settings, password: SECRET, whitelist: ['public.items'] },
@@ -178,7 +160,7 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
       });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
-    await gw.http.post(`/api/pipelines/${id}/start`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/start`).set(api.t.owner.auth);
     await stateIs(id, 'live');
     await source.client.query(`insert into public.items values ('b-2', 3)`);
     await source.client.query(`update public.items set price = 10 where sku = 'a-1'`);
@@ -203,7 +185,7 @@ describeWithKafka('a PostgreSQL CDC → PostgreSQL pipeline through the REST API
     } finally {
       await admin.close();
     }
-    await gw.http.post(`/api/pipelines/${id}/pause`).set(t.owner.auth);
+    await api.gw.http.post(`/api/pipelines/${id}/pause`).set(api.t.owner.auth);
     await stateIs(id, 'paused');
   }, 180_000);
 });
