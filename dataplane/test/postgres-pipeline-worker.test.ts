@@ -1,17 +1,7 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import type { WorkerConfig } from '@sluice/shared/catalog';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import { createScratchDatabase, testPostgresUrl, type ScratchDatabase } from '@sluice/testing/postgres';
-import {
-  assertWorkerBuilt,
-  eventually,
-  startWorker,
-  stopWorker,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { platformTargetConfig } from './platform-target-config.js';
+import { expect, it } from '@jest/globals';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { eventually } from '@sluice/testing/kafka-helpers';
+import { ordersPipelineFixture } from './orders-pipeline.js';
 
 // PostgreSQL → PostgreSQL as users run it: two processes of the built worker
 // program — a POSTGRES_SOURCE capturing a table by logical replication and
@@ -27,58 +17,22 @@ const MAPPER = [
 ];
 
 describeWithKafka('PostgreSQL → Kafka → PostgreSQL (worker program)', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  let source: ScratchDatabase;
-  let target: ScratchDatabase;
-  const workers: RunningWorker[] = [];
-
-  beforeAll(async () => {
-    assertWorkerBuilt();
-    if (!testPostgresUrl()) throw new Error('needs SLUICE_TEST_DATABASE_URL (scripts/with-postgres.sh)');
-    source = await createScratchDatabase('cdc_src');
-    target = await createScratchDatabase('cdc_tgt');
-    await source.client.query('create table public.orders (id int primary key, item text not null, qty int)');
-    await source.client.query(`insert into public.orders values (1, 'apple', 3), (2, 'pear', 5)`);
-  });
-  afterAll(async () => {
-    for (const w of workers) await stopWorker(w);
-    await source?.drop();
-    await target?.drop();
-  });
+  const f = ordersPipelineFixture('cdc', [
+    'create table public.orders (id int primary key, item text not null, qty int)',
+    `insert into public.orders values (1, 'apple', 3), (2, 'pear', 5)`,
+  ]);
 
   const rows = async () =>
     (
-      await target.client
+      await f.target.client
         .query('select id::int as id, item, qty::int as qty from public.orders_copy order by id')
         .catch(() => ({ rows: [] }))
     ).rows;
 
   it('snapshots, then streams inserts, updates and deletes into the target table', async () => {
-    const dm = `dm-${run}`;
-    const topic = `sluice.${dm}`;
-    const sourceConfig: WorkerConfig = {
-      connector_id: `src_${run}`,
-      connector_type: 'POSTGRES_SOURCE',
-      role: 'source',
-      configuration: { ...source.settings, whitelist: ['public.orders'] },
-      datamodels: [{ id: dm, name: 'orders', entry: 'public.orders', enabled: true, topic }],
-    };
-    const targetConfig = platformTargetConfig(run, {
-      connectorType: 'POSTGRES_TARGET',
-      configuration: { ...target.settings, schema: 'public' },
-      datamodelId: dm,
-      topic,
-      table: 'orders_copy',
-      mapper: MAPPER,
-    });
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(','), SLUICE_BATCH_LINGER_MS: '20' };
-    const src = await startWorker(sourceConfig, env);
-    workers.push(src);
-    await waitReady(src);
-    const tgt = await startWorker(targetConfig, env);
-    workers.push(tgt);
-    await waitReady(tgt);
+    const { source, target } = f;
+    const src = await f.startReady(f.sourceConfig());
+    const tgt = await f.startReady(f.targetConfig(MAPPER));
 
     // The snapshot: rows that existed before the capture started.
     await eventually(rows, (r) => r.length === 2);

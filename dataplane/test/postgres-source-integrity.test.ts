@@ -1,24 +1,8 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import { cdcNames } from '@sluice/shared/connectors';
-import {
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  topicSize,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import {
-  arrivedEvents,
-  numberedSource,
-  numberedSourceConfig,
-  untilConfirmed,
-  writeTransaction,
-  type NumberedSource,
-} from './numbered-rows.js';
+import { expect, it } from '@jest/globals';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { exitedEarly, readTopic, stopWorker, topicSize } from '@sluice/testing/kafka-helpers';
+import { arrivedEvents, untilConfirmed, writeTransaction } from './numbered-rows.js';
+import { numberedStreamFixture } from './numbered-stream.js';
 import { compareHistories, INTEGRITY_WORKLOAD, numberedWorkload } from './key-histories.js';
 
 // The PostgreSQL source under load, end to end: 100,000 changes of numbered
@@ -30,32 +14,14 @@ import { compareHistories, INTEGRITY_WORKLOAD, numberedWorkload } from './key-hi
 // What is guaranteed, and so checked: every change arrives exactly once on a
 // run without failures, with the row's content intact, and the changes of one
 // row (one key: one partition) arrive in commit order. Across keys nothing is
-// promised (the topic has 3 partitions).
-
-const PARTITIONS = 3;
+// promised (the topic has 3 partitions, numbered-stream.ts).
 
 describeWithKafka('PostgreSQL source: 100,000 changes through the worker program, checked one by one', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_integrity_${run}`;
-  const topic = `sluice.integrity-${run}`;
-  let source: NumberedSource | undefined;
-  let worker: RunningWorker | undefined;
-
-  beforeAll(async () => {
-    source = await numberedSource('cdc_integrity', brokers, topic, PARTITIONS);
-  });
-  afterAll(async () => {
-    if (worker) await stopWorker(worker);
-    await source?.close();
-  });
+  const f = numberedStreamFixture('integrity');
 
   it('delivers every change once, intact, in commit order per key', async () => {
-    const { db, admin } = source!;
-    const config = numberedSourceConfig(connectorId, db, topic, run);
-    const w = await startWorker(config, { SLUICE_STREAM_BROKERS: brokers.join(',') });
-    worker = w;
-    await waitReady(w);
+    const { db, admin } = f.source;
+    const w = await f.startReady(f.config());
     const failure = () => exitedEarly(w, 'the source worker');
 
     // The changes, and what each key's history must be.
@@ -67,8 +33,7 @@ describeWithKafka('PostgreSQL source: 100,000 changes through the worker program
     expect(changes).toBe(100_000);
 
     // Everything acknowledged means everything published (the source acknowledges only after the broker did).
-    const { slot } = cdcNames(connectorId);
-    await untilConfirmed(db.client, slot, lastCommit, failure);
+    await untilConfirmed(db.client, f.slot, lastCommit, failure);
     const published = Date.now();
     await stopWorker(w);
     const seconds = (published - started) / 1000;
@@ -77,8 +42,8 @@ describeWithKafka('PostgreSQL source: 100,000 changes through the worker program
         `${seconds} s after the first commit: ${Math.round(changes / seconds)} events/s end to end`,
     );
 
-    expect(await topicSize(admin, topic)).toBe(changes);
-    const events = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    expect(await topicSize(admin, f.topic)).toBe(changes);
+    const events = arrivedEvents(await readTopic(f.brokers, admin, f.topic, 60_000));
     expect(compareHistories(expected, events)).toEqual({
       missing: [],
       duplicated: [],
