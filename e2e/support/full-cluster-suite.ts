@@ -885,10 +885,27 @@ export function fullClusterSuite(cluster: ClusterUnderTest): void {
       );
       // Other code, not only another tag: no container runs an image it ran before.
       expect(rolled.ids.filter((id) => old.ids.includes(id))).toEqual([]);
-      // Both gateway replicas answer with the new code's version.
-      const versions = new Set<string | undefined>();
-      for (let i = 0; i < 10; i++) versions.add(await reportedVersion());
-      expect([...versions]).toEqual([c.nextVersion]);
+      // The gateway answers with the new code's version once the old pods have
+      // drained (a kept-alive connection is served by its old pod until that
+      // pod closes it), and no request fails meanwhile.
+      const failures: string[] = [];
+      await wait(
+        'ten answers in a row from the new version',
+        async () => {
+          const seen: (string | undefined)[] = [];
+          for (let i = 0; i < 10; i++) {
+            const r = await api('GET', '/api/config/deployment', { token }).catch((e: Error) => {
+              failures.push(e.message);
+              return undefined;
+            });
+            if (r && r.status !== 200) failures.push(`HTTP ${r.status}`);
+            seen.push(r?.body?.version);
+          }
+          return seen.every((v) => v === c.nextVersion) ? seen : undefined;
+        },
+        2 * MINUTE,
+      );
+      expect(failures).toEqual([]);
       await allOrders(TABLE, 32_000, 8 * MINUTE);
       expect((await pipelineState(pipelineId)).state).toBe('live');
     },
