@@ -370,6 +370,8 @@ describe.each(databaseKinds())('pipelines on %s', (kind) => {
       errors: 0,
       retained_wal_bytes: null,
       retained_wal_measured_at: null,
+      // A Kafka source: no binary log figures (a MySQL or MariaDB source's).
+      binlog: null,
       reported_at: null,
     });
   });
