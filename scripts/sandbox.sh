@@ -51,7 +51,7 @@ trap 'exit 143' TERM
 ssh-keygen -q -t ed25519 -N '' -C sandbox-bastion -f "$ssh_dir/host_ed25519"
 ssh-keygen -q -t ed25519 -N '' -C sandbox-user -f "$ssh_dir/user_ed25519"
 cp "$ssh_dir/user_ed25519.pub" "$ssh_dir/authorized_keys"
-ssh_port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+ssh_port=$("$root/scripts/free-ports.sh")
 # The bastion logs in whoever runs the sandbox (an sshd started by another user can log in no one else).
 ssh_user=$(id -un)
 cat >"$ssh_dir/sshd_config" <<CONF

@@ -125,22 +125,13 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
   if (!release) report.topicsKept.push(...topicSources.map(topicOf));
   else {
     // No secret is needed to delete a topic, and deleting one that is gone is done: every run tries.
-    for (let i = 0; i < topicSources.length; i += PARALLEL_RELEASES) {
-      await Promise.all(
-        topicSources.slice(i, i + PARALLEL_RELEASES).map(async (c) => {
-          const outcome = await release(c).catch((e: unknown) =>
-            e instanceof Error ? e.message : String(e),
-          );
-          if (outcome === CAPTURE_DROPPED) report.topicsDeleted.push(topicOf(c));
-          else if (outcome !== undefined)
-            report.captureFailures.push({
-              connector: `${c.metadata.namespace}/${c.metadata.name}`,
-              capture: { topic: topicOf(c) },
-              reason: outcome,
-            });
-        }),
-      );
-    }
+    await releaseAll(
+      release,
+      topicSources,
+      report,
+      (c) => ({ topic: topicOf(c) }),
+      (c) => report.topicsDeleted.push(topicOf(c)),
+    );
   }
   if (!release) report.slotsKept.push(...sources.map(slotOf));
   else {
@@ -151,22 +142,13 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
     };
     report.slotsAlreadyReleased.push(...sources.filter(done).map(slotOf));
     const todo = sources.filter((c) => !done(c));
-    for (let i = 0; i < todo.length; i += PARALLEL_RELEASES) {
-      await Promise.all(
-        todo.slice(i, i + PARALLEL_RELEASES).map(async (c) => {
-          const outcome = await release(c).catch((e: unknown) =>
-            e instanceof Error ? e.message : String(e),
-          );
-          if (outcome === CAPTURE_DROPPED) report.slotsReleased.push(slotOf(c));
-          else if (outcome !== undefined)
-            report.captureFailures.push({
-              connector: `${c.metadata.namespace}/${c.metadata.name}`,
-              capture: { slot: slotOf(c) },
-              reason: outcome,
-            });
-        }),
-      );
-    }
+    await releaseAll(
+      release,
+      todo,
+      report,
+      (c) => ({ slot: slotOf(c) }),
+      (c) => report.slotsReleased.push(slotOf(c)),
+    );
   }
 
   // A slot's source needs its password to be dropped by a new run; a topic needs none.
@@ -189,6 +171,33 @@ export async function cleanUpAfterWorkers(opts: CleanupOptions): Promise<Cleanup
   // Counted after: objects that were being deleted are gone with their finalizer.
   for (const kind of SLUICE_KINDS) report.objectsKept += (await listAll(kind)).length;
   return report;
+}
+
+/**
+ * Releases the connectors' captures, PARALLEL_RELEASES at a time: `released`
+ * for each one dropped, a failure (naming `capture`) for each that could not be.
+ */
+async function releaseAll(
+  release: CaptureReleaser,
+  connectors: readonly ConnectorResource[],
+  report: CleanupReport,
+  capture: (c: ConnectorResource) => CaptureFailure['capture'],
+  released: (c: ConnectorResource) => void,
+): Promise<void> {
+  for (let i = 0; i < connectors.length; i += PARALLEL_RELEASES) {
+    await Promise.all(
+      connectors.slice(i, i + PARALLEL_RELEASES).map(async (c) => {
+        const outcome = await release(c).catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
+        if (outcome === CAPTURE_DROPPED) released(c);
+        else if (outcome !== undefined)
+          report.captureFailures.push({
+            connector: `${c.metadata.namespace}/${c.metadata.name}`,
+            capture: capture(c),
+            reason: outcome,
+          });
+      }),
+    );
+  }
 }
 
 function referencesSecret(c: ConnectorResource, name: string): boolean {

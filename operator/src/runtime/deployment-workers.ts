@@ -180,10 +180,6 @@ export class DeploymentWorkers implements WorkerReaderPort {
     const name = deploymentName(id, this.home);
     const pods = currentPods(this.podsOf(name), templateHash(this.deploymentOf(name)));
     const names = pods.map((p) => p.metadata!.name!);
-    if (names.length <= 1) {
-      if (names[0]) yield* this.podLog(id, names[0], options);
-      return;
-    }
     yield* instancesLog(
       (i, o) => this.podLog(id, names[i]!, { ...o, signal: options.signal }),
       names.length,

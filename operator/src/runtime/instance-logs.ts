@@ -62,7 +62,8 @@ export async function* interleave(sources: readonly AsyncIterable<string>[]): As
 }
 
 /**
- * An instance-merged log: the merged tails of a non-following read, or, when
+ * A worker's log from its instances' logs: one instance's as it is; several
+ * instances' merged: the merged tails of a non-following read, or, when
  * following, each instance's lines as they arrive (the tails first, in the
  * order the instances deliver them).
  */
@@ -71,6 +72,11 @@ export async function* instancesLog(
   instances: number,
   options: { tail?: number; follow?: boolean },
 ): AsyncGenerator<string> {
+  // One instance (or none): its log as it is.
+  if (instances <= 1) {
+    if (instances === 1) yield* read(0, options);
+    return;
+  }
   const indexes = [...Array(instances).keys()];
   if (options.follow) {
     yield* interleave(indexes.map((i) => read(i, options)));

@@ -188,10 +188,6 @@ export class ProcessRuntime implements WorkerRuntimePort {
   ): AsyncIterable<string> {
     // Every instance's, merged (instance-logs.ts), as the Deployment runtime does.
     const instances = this.workers.get(id) ?? [];
-    if (instances.length <= 1) {
-      if (instances[0]) yield* instances[0].run.logs.read(options);
-      return;
-    }
     yield* instancesLog(
       (i, o) => instances[i]!.run.logs.read({ ...o, signal: options.signal }),
       instances.length,
