@@ -109,6 +109,11 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
     // The writer: each transaction committed once, whatever the outages.
     let written = 0;
     const outagesAt: number[] = [];
+    // The writer holds its last transactions until the last outage began, so
+    // every outage falls while rows are being written, however slow the machine.
+    const HELD_BACK = 5;
+    let lastOutageBegan!: () => void;
+    const lastOutage = new Promise<void>((r) => (lastOutageBegan = r));
     const reconnect = async () => {
       await conn.end().catch(() => undefined);
       for (;;) {
@@ -126,6 +131,7 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
     };
     const inserted = (async () => {
       for (let t = 0; t < TRANSACTIONS; t++) {
+        if (t === TRANSACTIONS - HELD_BACK) await lastOutage;
         const first = t * PER_TRANSACTION + 1;
         const rows = Array.from({ length: PER_TRANSACTION }, (_, i) => numberedRow(first + i, 0));
         for (;;) {
@@ -164,6 +170,7 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
         // A server that hangs (or a host gone silent) closes nothing: the worker must notice the silence.
         const before = ended.length;
         s.freeze();
+        lastOutageBegan();
         await eventually(
           async () => ended.slice(before).some((e) => e.message.includes('sent nothing for')),
           (said) => said,
