@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { afterAll, expect, it } from '@jest/globals';
 import type mysql from 'mysql2/promise';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  eventually,
-  readTopic,
-  startWorker,
-  stopWorker,
-  topicSize,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { startPrivateMariadb, type PrivateMariadb } from '@sluice/testing/mariadb-server';
-import { arrivedEvents, lostOrAltered, numberedRow } from './numbered-rows.js';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { eventually, topicSize } from '@sluice/testing/kafka-helpers';
+import { numberedRow } from './numbered-rows.js';
 import {
   gtidSequence,
   mariadbConnection,
-  mariadbSource,
-  mariadbSourceConfig,
   partitionEnds,
-  recordedPosition,
-  untilRecorded,
   writeMariadbTransaction,
-  type MariadbSource,
 } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
+import { expectEveryRowIntact } from './interrupted-stream.js';
 
 // The MariaDB server itself going away under a streaming MARIADB_SOURCE
 // worker, on a server of the test's own (testing/src/mariadb-server.ts; the
@@ -58,53 +46,38 @@ interface Ended {
 }
 
 describeWithKafka('MariaDB source across restarts of its server', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_restart_${run}`;
-  const topic = `sluice.mariadb-restart-${run}`;
-  let server: PrivateMariadb | undefined;
-  let source: MariadbSource | undefined;
-  const workers: RunningWorker[] = [];
   let supervising = true;
-
-  beforeAll(async () => {
-    server = await startPrivateMariadb();
-    source = await mariadbSource('cdc_restart', brokers, topic, 3, server.url);
-  });
-  afterAll(async () => {
+  // Declared before the fixture's, so run before it (in declaration order):
+  // the supervisor starts no worker once the fixture stops them.
+  afterAll(() => {
     supervising = false;
-    for (const w of workers) await stopWorker(w);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close().catch(() => undefined);
-    await server?.close();
   });
+  const f = mariadbStreamFixture('restart', { partitions: 3, privateServer: true });
 
   it('loses no row when the server is shut down or killed mid-stream', async () => {
-    const s = server!;
-    const { database, admin } = source!;
-    let conn: mysql.Connection = source!.conn;
-    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
+    const s = f.server;
+    const { database, admin } = f.source;
+    let conn: mysql.Connection = f.source.conn;
+    const config = f.config();
 
     // The runtime: whenever the worker ends, what it said is kept and another is started a second later.
     const ended: Ended[] = [];
     const supervise = async (): Promise<void> => {
       while (supervising) {
-        const w = await startWorker(config, env);
-        workers.push(w);
+        const w = await f.start(config);
         await w.exited;
         if (!supervising) return;
-        const recorded = gtidSequence((await recordedPosition(brokers, admin, connectorId))?.gtid ?? '');
+        const recorded = await f.recordedSequence();
         ended.push({
           message: w.terminationMessage() ?? w.output().slice(-500),
           recorded,
-          ends: await partitionEnds(admin, topic),
+          ends: await partitionEnds(admin, f.topic),
         });
         await new Promise((r) => setTimeout(r, 1_000));
       }
     };
     const supervisor = supervise();
-    await untilRecorded(brokers, admin, connectorId, '0-0-0', () => undefined);
+    await f.untilRecorded('0-0-0', () => undefined);
 
     // The writer: each transaction committed once, whatever the outages.
     let written = 0;
@@ -160,7 +133,7 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
       ['freeze', 12_000],
     ] as const) {
       await eventually(
-        () => topicSize(admin, topic),
+        () => topicSize(admin, f.topic),
         (n) => n >= atEvents,
         120_000,
         50,
@@ -191,13 +164,13 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
 
     const [last] = await conn.query('select @@global.gtid_binlog_pos as p');
     const lastGtid = String((last as { p: string }[])[0]?.p);
-    await untilRecorded(brokers, admin, connectorId, lastGtid, () => undefined, 180_000);
+    await f.untilRecorded(lastGtid, () => undefined, 180_000);
     supervising = false;
-    for (const w of workers) await stopWorker(w);
+    await f.stopAll();
     await supervisor;
 
     const ROWS = TRANSACTIONS * PER_TRANSACTION;
-    const all = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    const all = await f.arrived();
     console.info(
       `${all.length} events for ${ROWS} rows; outages after ${outagesAt.join(' and ')} of ${TRANSACTIONS} transactions; ` +
         `${ended.length} worker ends:\n` +
@@ -205,9 +178,7 @@ describeWithKafka('MariaDB source across restarts of its server', () => {
     );
 
     // Every number, one by one, intact.
-    const { missing, wrong } = lostOrAltered(all, ROWS);
-    expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
-    expect(missing).toHaveLength(0);
+    expectEveryRowIntact(all, ROWS);
 
     // What the worker said while the server was down names the server, and is no stack trace.
     expect(ended.length).toBeGreaterThan(0);

@@ -1,27 +1,13 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { expect, it } from '@jest/globals';
 import type mysql from 'mysql2/promise';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  eventually,
-  exitedEarly,
-  startWorker,
-  stopWorker,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { eventually, exitedEarly, stopWorker, type RunningWorker } from '@sluice/testing/kafka-helpers';
 import { workerOutboundPolicy } from '../src/outbound.js';
 import { measureBinlogRetention } from '../src/sources/binlog-retention.js';
 import type { MysqlSourceSettings } from '../src/sources/mysql-cdc/contract.js';
 import { numberedRow } from './numbered-rows.js';
-import {
-  mariadbSettings,
-  mariadbSource,
-  mariadbSourceConfig,
-  recordedPosition,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { mariadbSettings, writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
 
 // The binary log figures of a MariaDB source on its worker's /metrics, on
 // the real server and broker: the lag in bytes a stopped worker leaves
@@ -62,13 +48,11 @@ async function heldLogs(conn: mysql.Connection): Promise<{ name: string; size: n
 }
 
 describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary log it needs', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_binlog_${run}`;
-  const topic = `sluice.mariadb-binlog-${run}`;
-  // Long enough that the measurement a resuming worker makes first is still shown when read.
-  const env = { SLUICE_STREAM_BROKERS: brokers.join(','), SLUICE_BINLOG_RETENTION_INTERVAL_MS: '4000' };
-  let source: MariadbSource | undefined;
+  const stream = mariadbStreamFixture('binlog', {
+    partitions: 1,
+    // Long enough that the measurement a resuming worker makes first is still shown when read.
+    env: { SLUICE_BINLOG_RETENTION_INTERVAL_MS: '4000' },
+  });
   let worker: RunningWorker | undefined;
   let nextId = 1;
   const read = async () => figures(await worker!.metrics().catch(() => ''));
@@ -80,25 +64,16 @@ describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary lo
     let gtid = '';
     for (let t = 0; t < transactions; t++) {
       const inserts = Array.from({ length: rows }, () => numberedRow(nextId++, 0));
-      gtid = await writeMariadbTransaction(source!.conn, { inserts });
+      gtid = await writeMariadbTransaction(stream.source.conn, { inserts });
     }
     return gtid;
   };
 
-  beforeAll(async () => {
-    source = await mariadbSource('cdc_binlog', brokers, topic, 1);
-  });
-  afterAll(async () => {
-    if (worker) await stopWorker(worker);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close();
-  });
-
   it('shows the lag in bytes a stopped worker left, and its fall once the worker caught up', async () => {
-    const { database, conn, admin } = source!;
-    const config = mariadbSourceConfig(connectorId, database, topic);
-    worker = await startWorker(config, env);
-    await untilRecorded(brokers, admin, connectorId, await write(1, 1), () => exitedEarly(worker!, 'worker'));
+    const { conn } = stream.source;
+    const config = stream.config();
+    worker = await stream.start(config);
+    await stream.untilRecorded(await write(1, 1), () => exitedEarly(worker!, 'worker'));
     await stopWorker(worker);
 
     // What the stopped worker does not read: 20 transactions of 100 rows.
@@ -110,7 +85,7 @@ describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary lo
     const written = total(after) - total(before);
     expect(written).toBeGreaterThan(100_000);
 
-    worker = await startWorker(config, env);
+    worker = await stream.start(config);
     const resumed = await eventually(
       async () => (alive(), read()),
       (f) => f.lag !== undefined,
@@ -137,7 +112,7 @@ describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary lo
   }, 240_000);
 
   it('needs the new log after a rotation; a stopped worker needs an older one, then one purged', async () => {
-    const { conn, admin } = source!;
+    const { conn } = stream.source;
     await conn.query('flush binary logs');
     const current = (await heldLogs(conn)).at(-1)!.name;
     // An idle worker records the new log's start at its next heartbeat: it needs the old log no more.
@@ -150,12 +125,12 @@ describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary lo
     expect(rotated.needed).toMatchObject({ needed: current, current });
 
     await stopWorker(worker!);
-    const recorded = await recordedPosition(brokers, admin, connectorId);
+    const recorded = await stream.recorded();
     expect(recorded?.file).toBe(current);
     await conn.query('flush binary logs');
     const held = await heldLogs(conn);
     // The restarted worker's first measurement: it resumes in a log that is no longer the current one.
-    worker = await startWorker(mariadbSourceConfig(connectorId, source!.database, topic), env);
+    worker = await stream.start(stream.config());
     const resumed = await eventually(
       async () => (alive(), read()),
       (f) => f.needed !== undefined,
@@ -177,7 +152,7 @@ describeWithKafka('MariaDB source monitoring: lag in bytes, rates, the binary lo
     const gone = { file: purged, offset: 4, gtid: '' };
     const heldBytes = (await heldLogs(conn)).reduce((n, l) => n + l.size, 0);
     const measured = await measureBinlogRetention(
-      mariadbSettings(source!.database) as MysqlSourceSettings,
+      mariadbSettings(stream.source.database) as MysqlSourceSettings,
       { read: gone, needed: gone },
       { engine: 'MariaDB', policy: workerOutboundPolicy() },
     );

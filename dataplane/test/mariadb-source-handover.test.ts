@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { arrivedEvents, numberedRow, rowChecksum, type NumberedRow } from './numbered-rows.js';
-import {
-  mariadbSource,
-  mariadbSourceConfig,
-  recordedPosition,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { beforeAll, expect, it } from '@jest/globals';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { exitedEarly, stopWorker, waitReady } from '@sluice/testing/kafka-helpers';
+import { numberedRow, rowChecksum, type NumberedRow } from './numbered-rows.js';
+import { writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
 
 // The MariaDB source's handover from the initial snapshot to the binary
 // log while the table is written to: 50,000 rows are there when the worker
@@ -35,35 +21,21 @@ const UPDATES_PER_TRANSACTION = 20;
 const INSERTS_PER_TRANSACTION = 20;
 
 describeWithKafka('MariaDB source: snapshot then stream, with writes throughout', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_handover_${run}`;
-  const topic = `sluice.mariadb-handover-${run}`;
-  let source: MariadbSource | undefined;
-  let worker: RunningWorker | undefined;
+  const f = mariadbStreamFixture('handover', { partitions: 3 });
 
   beforeAll(async () => {
-    source = await mariadbSource('cdc_handover', brokers, topic, 3);
     for (let from = 0; from < PREFILLED; from += 5_000) {
       const rows = Array.from({ length: 5_000 }, (_, i) => numberedRow(from + i + 1, 0));
-      await writeMariadbTransaction(source.conn, { inserts: rows });
+      await writeMariadbTransaction(f.source.conn, { inserts: rows });
     }
-  });
-  afterAll(async () => {
-    if (worker) await stopWorker(worker);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close();
   });
 
   it('misses nothing and doubles nothing between the snapshot and the stream', async () => {
-    const { database, conn, admin } = source!;
+    const { conn } = f.source;
     const versions = new Map<number, NumberedRow>();
     let nextId = PREFILLED + 1;
     let t = 0;
-    const w = await startWorker(mariadbSourceConfig(connectorId, database, topic), {
-      SLUICE_STREAM_BROKERS: brokers.join(','),
-    });
-    worker = w;
+    const w = await f.start(f.config());
     const failure = () => exitedEarly(w, 'the source worker');
     // Writes from the worker's start until a while after its snapshot was recorded.
     let snapshotRecordedAt = 0;
@@ -82,14 +54,13 @@ describeWithKafka('MariaDB source: snapshot then stream, with writes throughout'
       if (snapshotRecordedAt === 0) {
         during += 1;
         if (failure()) throw new Error(failure());
-        if (t % 10 === 0 && (await recordedPosition(brokers, admin, connectorId)))
-          snapshotRecordedAt = Date.now();
+        if (t % 10 === 0 && (await f.recorded())) snapshotRecordedAt = Date.now();
       }
     }
     await waitReady(w);
-    await untilRecorded(brokers, admin, connectorId, lastGtid, failure);
+    await f.untilRecorded(lastGtid, failure);
     await stopWorker(w);
-    const events = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    const events = await f.arrived();
     console.info(
       `${t} transactions written, ${during} of them before the snapshot was recorded; ${events.length} events`,
     );

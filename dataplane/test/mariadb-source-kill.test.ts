@@ -1,26 +1,10 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  eventually,
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { arrivedEvents, lostOrAltered, numberedRow } from './numbered-rows.js';
-import {
-  gtidSequence,
-  mariadbSource,
-  mariadbSourceConfig,
-  partitionEnds,
-  recordedPosition,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { expect, it } from '@jest/globals';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { eventually, exitedEarly, stopWorker, type RunningWorker } from '@sluice/testing/kafka-helpers';
+import { numberedRow } from './numbered-rows.js';
+import { gtidSequence, partitionEnds, writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
+import { expectEveryRowIntact } from './interrupted-stream.js';
 
 // The MariaDB source killed with SIGKILL ten times in the middle of a
 // stream, each time started again at once, as Kubernetes or the process
@@ -45,36 +29,15 @@ const KILLS = 10;
 const PACE_MS = 120;
 
 describeWithKafka('MariaDB source killed with SIGKILL ten times mid-stream', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_kill_${run}`;
-  const topic = `sluice.mariadb-kill-${run}`;
-  let source: MariadbSource | undefined;
-  const workers: RunningWorker[] = [];
-
-  beforeAll(async () => {
-    source = await mariadbSource('cdc_kill', brokers, topic, 3);
-  });
-  afterAll(async () => {
-    for (const w of workers) await stopWorker(w);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close();
-  });
+  const f = mariadbStreamFixture('kill', { partitions: 3 });
 
   it('loses nothing, and records no position it did not publish', async () => {
-    const { database, conn, admin } = source!;
-    const config = mariadbSourceConfig(connectorId, database, topic);
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
+    const { conn, admin } = f.source;
+    const config = f.config();
     const failureOf = (w: RunningWorker) => () => exitedEarly(w, 'the source worker');
-    const start = async () => {
-      const w = await startWorker(config, env);
-      workers.push(w);
-      await waitReady(w);
-      return w;
-    };
-    let worker = await start();
+    let worker = await f.startReady(config);
     // The snapshot (of the empty table) recorded: every later start streams.
-    await untilRecorded(brokers, admin, connectorId, '0-0-0', failureOf(worker));
+    await f.untilRecorded('0-0-0', failureOf(worker));
 
     const gtids: number[] = [];
     let killing = true;
@@ -92,13 +55,13 @@ describeWithKafka('MariaDB source killed with SIGKILL ten times mid-stream', () 
     // Each kill once the running worker recorded a position past the one it started from.
     const kills: { recorded: number; ends: bigint[]; committed: number }[] = [];
     for (let k = 0; k < KILLS; k++) {
-      const from = gtidSequence((await recordedPosition(brokers, admin, connectorId))?.gtid ?? '');
+      const from = await f.recordedSequence();
       const w = worker;
       await eventually(
         async () => {
           const failure = failureOf(w)();
           if (failure) throw new Error(failure);
-          return gtidSequence((await recordedPosition(brokers, admin, connectorId))?.gtid ?? '');
+          return f.recordedSequence();
         },
         (seq) => seq > from,
         60_000,
@@ -109,28 +72,25 @@ describeWithKafka('MariaDB source killed with SIGKILL ten times mid-stream', () 
       w.child.kill('SIGKILL');
       await w.exited;
       const committed = gtids.length;
-      const recorded = gtidSequence((await recordedPosition(brokers, admin, connectorId))?.gtid ?? '');
-      kills.push({ recorded, ends: await partitionEnds(admin, topic), committed });
-      worker = await start();
+      const recorded = await f.recordedSequence();
+      kills.push({ recorded, ends: await partitionEnds(admin, f.topic), committed });
+      worker = await f.startReady(config);
     }
     killing = false;
     await inserted;
     const ROWS = gtids.length * PER_TRANSACTION;
     // Every kill landed while rows were being written.
     expect(kills.at(-1)?.committed).toBeLessThan(gtids.length);
-    await untilRecorded(brokers, admin, connectorId, `0-1-${gtids.at(-1)}`, failureOf(worker));
+    await f.untilRecorded(`0-1-${gtids.at(-1)}`, failureOf(worker));
     await stopWorker(worker);
-    const all = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    const all = await f.arrived();
     console.info(
       `${KILLS} kills at ${kills.map((k) => k.committed).join(', ')} of ${gtids.length} transactions committed; ` +
         `${all.length} events for ${ROWS} rows`,
     );
 
     // Nothing lost, nothing altered.
-    const { missing, wrong } = lostOrAltered(all, ROWS);
-    expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
-    expect(missing).toHaveLength(0);
-    expect(wrong).toHaveLength(0);
+    expectEveryRowIntact(all, ROWS);
 
     const transactionOf = (id: number) => gtids[Math.floor((id - 1) / PER_TRANSACTION)] ?? Infinity;
     for (const kill of kills) {

@@ -1,27 +1,10 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { expect, it } from '@jest/globals';
 import type mysql from 'mysql2/promise';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { startPrivateMariadb, type PrivateMariadb } from '@sluice/testing/mariadb-server';
-import { arrivedEvents, numberedRow, rowChecksum, type ArrivedEvent } from './numbered-rows.js';
-import {
-  gtidSequence,
-  mariadbConnection,
-  mariadbSource,
-  mariadbSourceConfig,
-  recordedPosition,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { exitedEarly, stopWorker } from '@sluice/testing/kafka-helpers';
+import { numberedRow, rowChecksum, type ArrivedEvent } from './numbered-rows.js';
+import { gtidSequence, mariadbConnection, writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
 
 // XA transactions, which MariaDB logs in two parts: XA START … XA END and
 // XA PREPARE (the rows, in a GTID group of their own), then later XA COMMIT
@@ -74,62 +57,37 @@ async function decideXa(conn: mysql.Connection, outcome: 'commit' | 'rollback', 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
 describeWithKafka('MariaDB source and XA transactions prepared, then committed or rolled back', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_xa_${run}`;
-  const topic = `sluice.mariadb-xa-${run}`;
-  let server: PrivateMariadb | undefined;
-  let source: MariadbSource | undefined;
-  const workers: RunningWorker[] = [];
-
-  beforeAll(async () => {
-    server = await startPrivateMariadb();
-    source = await mariadbSource('cdc_xa', brokers, topic, 2, server.url);
-  });
-  afterAll(async () => {
-    for (const w of workers) await stopWorker(w);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close().catch(() => undefined);
-    await server?.close();
-  });
+  const f = mariadbStreamFixture('xa', { partitions: 2, privateServer: true });
 
   it('publishes a prepared part on XA COMMIT only, across a worker restart, and drops one rolled back', async () => {
-    const s = server!;
-    const { database, conn, admin } = source!;
-    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
-    const start = async () => {
-      const w = await startWorker(config, env);
-      workers.push(w);
-      await waitReady(w);
-      return w;
-    };
-    const arrived = async () => arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    const s = f.server;
+    const { database, conn } = f.source;
+    const config = f.config();
     const ids = (events: ArrivedEvent[]) => new Set(events.map((e) => e.id));
-    let worker = await start();
-    await untilRecorded(brokers, admin, connectorId, '0-0-0', () => exitedEarly(worker, 'the worker'));
+    let worker = await f.startReady(config);
+    await f.untilRecorded('0-0-0', () => exitedEarly(worker, 'the worker'));
 
     // x1 prepared, then a plain transaction after it, read and published.
     const x1Gtid = await prepareXa(s.url, database, 'x1', range(1, 100));
     const plain1 = await writeMariadbTransaction(conn, {
       inserts: range(1001, 10).map((id) => numberedRow(id, 0)),
     });
-    await eventuallyArrived(arrived, range(1001, 10), () => exitedEarly(worker, 'the worker'));
-    const undecided = await arrived();
+    await eventuallyArrived(f.arrived, range(1001, 10), () => exitedEarly(worker, 'the worker'));
+    const undecided = await f.arrived();
     expect([...ids(undecided)].filter((id) => id <= 100)).toEqual([]);
     // The recorded position stays before x1's rows while its outcome is unknown.
-    const held = await recordedPosition(brokers, admin, connectorId);
+    const held = await f.recorded();
     expect(gtidSequence(held?.gtid ?? '')).toBeLessThan(gtidSequence(x1Gtid));
     expect(gtidSequence(plain1)).toBeGreaterThan(gtidSequence(x1Gtid));
 
     // Restarted between PREPARE and COMMIT (SIGKILL: nothing flushed on the way out).
     worker.child.kill('SIGKILL');
     await worker.exited;
-    worker = await start();
+    worker = await f.startReady(config);
     await decideXa(conn, 'commit', 'x1');
     const x1Commit = await gtidOf(conn);
-    await untilRecorded(brokers, admin, connectorId, x1Commit, () => exitedEarly(worker, 'the worker'));
-    const committed = (await arrived()).filter((e) => e.id <= 100);
+    await f.untilRecorded(x1Commit, () => exitedEarly(worker, 'the worker'));
+    const committed = (await f.arrived()).filter((e) => e.id <= 100);
     expect([...ids(committed)].sort((a, b) => a - b)).toEqual(range(1, 100));
     expect(committed.filter((e) => e.checksum !== rowChecksum({ ...numberedRow(e.id, 0) }))).toEqual([]);
     // Published as changes of the XA COMMIT's transaction.
@@ -150,9 +108,9 @@ describeWithKafka('MariaDB source and XA transactions prepared, then committed o
     const last = await writeMariadbTransaction(conn, {
       inserts: range(2001, 3).map((id) => numberedRow(id, 0)),
     });
-    await untilRecorded(brokers, admin, connectorId, last, () => exitedEarly(worker, 'the worker'));
+    await f.untilRecorded(last, () => exitedEarly(worker, 'the worker'));
     await stopWorker(worker);
-    const all = await arrived();
+    const all = await f.arrived();
     const seen = ids(all);
     console.info(
       `${all.length} events; x1 held at ${held?.gtid} (prepared ${x1Gtid}), committed ${x1Commit}`,
@@ -163,13 +121,10 @@ describeWithKafka('MariaDB source and XA transactions prepared, then committed o
   });
 
   it('publishes a part prepared before a server restart when it commits after it', async () => {
-    const s = server!;
-    const { database, admin } = source!;
-    const config = mariadbSourceConfig(connectorId, database, topic, s.url);
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
-    const worker = await startWorker(config, env);
-    workers.push(worker);
-    await waitReady(worker);
+    const s = f.server;
+    const { database } = f.source;
+    const config = f.config();
+    const worker = await f.startReady(config);
     const x4Gtid = await prepareXa(s.url, database, 'x4', range(401, 20));
     // The server restarts with x4 prepared (MariaDB keeps it); the worker ends with the connection.
     await s.stop();
@@ -180,24 +135,18 @@ describeWithKafka('MariaDB source and XA transactions prepared, then committed o
       const after = await writeMariadbTransaction(conn, {
         inserts: range(3001, 2).map((id) => numberedRow(id, 0)),
       });
-      const restarted = await startWorker(config, env);
-      workers.push(restarted);
-      await waitReady(restarted);
-      await eventuallyArrived(
-        async () => arrivedEvents(await readTopic(brokers, admin, topic, 60_000)),
-        range(3001, 2),
-        () => exitedEarly(restarted, 'the worker'),
-      );
-      const held = await recordedPosition(brokers, admin, connectorId);
+      const restarted = await f.startReady(config);
+      await eventuallyArrived(f.arrived, range(3001, 2), () => exitedEarly(restarted, 'the worker'));
+      const held = await f.recorded();
       expect(gtidSequence(held?.gtid ?? '')).toBeLessThan(gtidSequence(x4Gtid));
       expect(gtidSequence(after)).toBeGreaterThan(gtidSequence(x4Gtid));
       await decideXa(conn, 'commit', 'x4');
       // Nothing else was left prepared (x2 was rolled back).
       expect((await conn.query('xa recover'))[0]).toEqual([]);
       const committed = await gtidOf(conn);
-      await untilRecorded(brokers, admin, connectorId, committed, () => exitedEarly(restarted, 'the worker'));
+      await f.untilRecorded(committed, () => exitedEarly(restarted, 'the worker'));
       await stopWorker(restarted);
-      const seen = new Set(arrivedEvents(await readTopic(brokers, admin, topic, 60_000)).map((e) => e.id));
+      const seen = new Set((await f.arrived()).map((e) => e.id));
       expect(range(401, 20).filter((id) => !seen.has(id))).toEqual([]);
     } finally {
       await conn.end();
