@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   CoreV1Api,
@@ -18,13 +17,14 @@ import {
   type PipelineResource,
   type SubscriptionResource,
 } from '@sluice/shared/catalog';
-import { KubernetesCluster } from '@sluice/shared/cluster';
+import type { KubernetesCluster } from '@sluice/shared/cluster';
 import { SLUICE_KINDS, type ClusterObject, type WorkerRuntimePort } from '@sluice/shared/ports';
-import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
-import { ProcessRuntime } from '../runtime/process-runtime.js';
+import { describeWithKube } from '@sluice/testing/kube';
+import type { ProcessRuntime } from '../runtime/process-runtime.js';
 import { EXAMPLE_TEAM, PIPELINE, SOURCE, TARGET, DATAMODEL, SUBSCRIPTION } from '../../test/example-ids.js';
 import { until } from '../../test/until.js';
 import { startController } from '../../test/start-controller.js';
+import { scriptedRuntime, testNamespace } from '../../test/kube-test-bed.js';
 
 // GitOps on a real kube-apiserver: every manifest of examples/ applied as
 // Argo CD or Flux apply it (server-side apply, forced, as the same field
@@ -36,7 +36,6 @@ import { startController } from '../../test/start-controller.js';
 // the operator's finalizer does it; their ownerReferences let the collector
 // do it on a real cluster).
 const ROOT = resolve(import.meta.dirname, '../../..');
-const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 const EXAMPLES = join(ROOT, 'examples');
 
 describeWithKube('examples/ under GitOps on a real API server', () => {
@@ -50,15 +49,8 @@ describeWithKube('examples/ under GitOps on a real API server', () => {
   const starts: string[] = [];
 
   beforeAll(async () => {
-    kc.loadFromFile(testKubeConfig() as string);
-    await installCrds(testKubeConfig() as string);
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
-    cluster = new KubernetesCluster({ kubeConfig: kc, namespace: ns });
-    runtime = new ProcessRuntime({
-      command: [process.execPath, FIXTURE],
-      workDir: mkdtempSync(join(tmpdir(), 'sluice-gitops-')),
-      readinessIntervalMs: 50,
-    });
+    cluster = await testNamespace(kc, ns);
+    runtime = scriptedRuntime('gitops');
     const counting = new Proxy(runtime, {
       get(target, key) {
         if (key === 'ensure') {

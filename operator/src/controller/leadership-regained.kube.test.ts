@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   CoordinationV1Api,
-  CoreV1Api,
   KubeConfig,
   KubernetesObjectApi,
   loadAllYaml,
@@ -18,15 +16,16 @@ import {
   type PipelineResource,
 } from '@sluice/shared/catalog';
 import { KubernetesCluster } from '@sluice/shared/cluster';
-import { describeWithKube, installCrds, testKubeConfig } from '@sluice/testing/kube';
+import { describeWithKube } from '@sluice/testing/kube';
 import { LeaderElector, LeaseConflictError, type LeaseRecord } from '../leader-election.js';
 import { KubernetesLeaseStore } from '../lease-store-kubernetes.js';
-import { ProcessRuntime } from '../runtime/process-runtime.js';
+import type { ProcessRuntime } from '../runtime/process-runtime.js';
 import { Controller } from './controller.js';
 import { KubernetesEventRecorder } from './kube-events.js';
 import { silentLogger } from './logger.js';
 import { EXAMPLE_TEAM, PIPELINE, SOURCE, TARGET } from '../../test/example-ids.js';
 import { until } from '../../test/until.js';
+import { scriptedRuntime, testNamespace } from '../../test/kube-test-bed.js';
 
 // The operator as main.ts runs it (the controller under a Lease, one
 // controller for every leadership term) against a real kube-apiserver: it
@@ -36,7 +35,6 @@ import { until } from '../../test/until.js';
 // pipeline and their workers start. Workers are local processes running the
 // scripted stand-in.
 const ROOT = resolve(import.meta.dirname, '../../..');
-const FIXTURE = join(ROOT, 'testing/fixtures/scripted-worker.mjs');
 const EXAMPLE = join(ROOT, 'examples/kafka-to-kafka-pipeline.yaml');
 const LEASE = 'sluice-operator';
 
@@ -52,15 +50,8 @@ describeWithKube('an operator that loses and regains its Lease', () => {
     new KubernetesLeaseStore({ api: kc.makeApiClient(CoordinationV1Api), namespace: ns, name: LEASE });
 
   beforeAll(async () => {
-    kc.loadFromFile(testKubeConfig() as string);
-    await installCrds(testKubeConfig() as string);
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
-    cluster = new KubernetesCluster({ kubeConfig: kc, namespace: ns });
-    runtime = new ProcessRuntime({
-      command: [process.execPath, FIXTURE],
-      workDir: mkdtempSync(join(tmpdir(), 'sluice-relead-')),
-      readinessIntervalMs: 50,
-    });
+    cluster = await testNamespace(kc, ns);
+    runtime = scriptedRuntime('relead');
     const controller = new Controller({
       cluster,
       clusterFor: (namespace) => new KubernetesCluster({ kubeConfig: kc, namespace }),
