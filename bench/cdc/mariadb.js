@@ -37,7 +37,8 @@ import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { readBinlog } from './mariadb-floor.js';
-import { medianCell, pct, publishedAtLeast, steadyCell, steadyLog } from './measure.js';
+import { loadCell, medianCell, pct, publishedAtLeast, steadyCell, steadyLog } from './measure.js';
+import { benchServers, workerEnv } from './servers.js';
 import { APPEND_TIME, steadyLatency } from './steady.js';
 
 const ROWS = Number(option('--rows', process.env.BENCH_ROWS ?? '200000'));
@@ -48,14 +49,10 @@ const STEADY_ROWS = Number(option('--steady-rows', '10000'));
 const STEADY_RATE = Number(option('--steady-rate', '1000'));
 const WORKER_NODE_OPTIONS = option('--worker-node-options', DEFAULT_WORKER_NODE_OPTIONS);
 
-const brokers = (process.env.SLUICE_TEST_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-const mysqlUrl = process.env.SLUICE_TEST_MYSQL_URL;
-if (brokers.length === 0 || !mysqlUrl) {
-  console.error(
-    'No broker or database: run through `npm run bench:cdc:mariadb` (scripts/with-mariadb.sh, with-kafka.sh).',
-  );
-  process.exit(1);
-}
+const { brokers, url: mysqlUrl } = benchServers(
+  'SLUICE_TEST_MYSQL_URL',
+  '`npm run bench:cdc:mariadb` (scripts/with-mariadb.sh, with-kafka.sh)',
+);
 const run = Math.random().toString(36).slice(2, 8);
 let named = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -148,10 +145,7 @@ const runRound = async (rows, perTransaction, steadyRows) => {
       { id: `dm-s-${id}`, name: steady, entry: `${database}.${steady}`, enabled: true, topic: topics.steady },
     ],
   };
-  const env = {
-    SLUICE_STREAM_BROKERS: brokers.join(','),
-    ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
-  };
+  const env = workerEnv(brokers, WORKER_NODE_OPTIONS);
   await db.query(CREATE(backlog));
   await db.query(CREATE(steady));
   await admin.createTopics({ topics: [topics.backlog], partitions: 3, replicas: 1 });
@@ -301,7 +295,7 @@ console.log(
             steadyCell(steadies),
             `${Math.max(...of((r) => r.rss)).toFixed(0)} MiB`,
             thousands(median(of((r) => r.logBytes / ROWS))),
-            `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+            loadCell(loads),
           ],
         ],
       ),

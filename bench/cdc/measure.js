@@ -28,6 +28,9 @@ export const spread = (values, fmt) =>
 /** `median (min–max)` of `values`. */
 export const medianCell = (values, fmt = thousands) => `${fmt(median(values))}${spread(values, fmt)}`;
 
+/** `min–max` of the load averages measured at each round's start and end. */
+export const loadCell = (loads) => `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`;
+
 const ms = (v) => `${Math.round(v)}`;
 
 /**

@@ -33,7 +33,8 @@ import { messagesIn } from '../pipeline/kafka.js';
 import { startWorker } from '../pipeline/worker.js';
 import { median, option, table, thousands } from '../pipeline/report.js';
 import { peekDecode, recvLogical } from './floor.js';
-import { pct, publishedAtLeast, spread, steadyCell, steadyLog } from './measure.js';
+import { loadCell, medianCell, pct, publishedAtLeast, steadyCell, steadyLog } from './measure.js';
+import { benchServers, workerEnv } from './servers.js';
 import { APPEND_TIME, steadyLatency } from './steady.js';
 
 const ROWS = Number(option('--rows', process.env.BENCH_ROWS ?? '100000'));
@@ -65,14 +66,10 @@ if (!ROW_VALUES) {
   process.exit(64);
 }
 
-const brokers = (process.env.SLUICE_TEST_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-const databaseUrl = process.env.SLUICE_TEST_DATABASE_URL;
-if (brokers.length === 0 || !databaseUrl) {
-  console.error(
-    'No broker or database: run through `npm run bench:cdc` (scripts/with-postgres.sh, with-kafka.sh).',
-  );
-  process.exit(1);
-}
+const { brokers, url: databaseUrl } = benchServers(
+  'SLUICE_TEST_DATABASE_URL',
+  '`npm run bench:cdc` (scripts/with-postgres.sh, with-kafka.sh)',
+);
 const run = Math.random().toString(36).slice(2, 8);
 let named = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -176,10 +173,7 @@ const sourceConfig = (id, tables, topics) => ({
     topic: topics[i],
   })),
 });
-const WORKER_ENV = {
-  SLUICE_STREAM_BROKERS: brokers.join(','),
-  ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
-};
+const WORKER_ENV = workerEnv(brokers, WORKER_NODE_OPTIONS);
 
 const runCase = async (rows, perTransaction, steadyRows) => {
   const id = `${run}_${++named}`;
@@ -332,30 +326,21 @@ const rows = [...results].map(([name, rs]) => {
     name,
     thousands(n),
     String(perTransaction),
-    `${thousands(median(of((r) => r.rate)))}${spread(
-      of((r) => r.rate),
-      thousands,
-    )}`,
+    medianCell(of((r) => r.rate)),
     thousands(median(of((r) => r.rateFromStart))),
-    `${thousands(median(of((r) => r.decodeRate)))}${spread(
-      of((r) => r.decodeRate),
-      thousands,
-    )}`,
-    `${pct(median(of((r) => r.rate / r.decodeRate)))}${spread(
+    medianCell(of((r) => r.decodeRate)),
+    medianCell(
       of((r) => r.rate / r.decodeRate),
       pct,
-    )}`,
-    `${thousands(median(of((r) => r.recvRate)))}${spread(
-      of((r) => r.recvRate),
-      thousands,
-    )}`,
-    `${pct(median(of((r) => r.rate / r.recvRate)))}${spread(
+    ),
+    medianCell(of((r) => r.recvRate)),
+    medianCell(
       of((r) => r.rate / r.recvRate),
       pct,
-    )}`,
+    ),
     steadyCell(rs.filter((r) => r.steady).map((r) => r.steady)),
     `${Math.max(...of((r) => r.rss)).toFixed(0)} MiB`,
-    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+    loadCell(loads),
   ];
 });
 console.log(
