@@ -1,24 +1,9 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  topicSize,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
-import { arrivedEvents } from './numbered-rows.js';
+import { expect, it } from '@jest/globals';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { exitedEarly, stopWorker, topicSize } from '@sluice/testing/kafka-helpers';
 import { compareHistories, INTEGRITY_WORKLOAD, numberedWorkload } from './key-histories.js';
-import {
-  mariadbSource,
-  mariadbSourceConfig,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
 
 // The MariaDB source under load, end to end: 100,000 changes of numbered
 // rows (inserts, updates and deletes, in transactions of 1,000) committed on
@@ -31,32 +16,14 @@ import {
 const PARTITIONS = 3;
 
 describeWithKafka('MariaDB source: 100,000 changes through the worker program, checked one by one', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_integrity_${run}`;
-  const topic = `sluice.mariadb-integrity-${run}`;
-  let source: MariadbSource | undefined;
-  let worker: RunningWorker | undefined;
-
-  beforeAll(async () => {
-    source = await mariadbSource('cdc_integrity', brokers, topic, PARTITIONS);
-  });
-  afterAll(async () => {
-    if (worker) await stopWorker(worker);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close();
-  });
+  const f = mariadbStreamFixture('integrity', { partitions: PARTITIONS });
 
   it('delivers every change once, intact, in commit order per key', async () => {
-    const { database, conn, admin } = source!;
-    const w = await startWorker(mariadbSourceConfig(connectorId, database, topic), {
-      SLUICE_STREAM_BROKERS: brokers.join(','),
-    });
-    worker = w;
-    await waitReady(w);
+    const { conn, admin } = f.source;
+    const w = await f.startReady(f.config());
     const failure = () => exitedEarly(w, 'the source worker');
     // The (empty) snapshot is recorded before the stream starts.
-    await untilRecorded(brokers, admin, connectorId, '0-0-0', failure);
+    await f.untilRecorded('0-0-0', failure);
 
     const { transactions, expected, changes } = numberedWorkload(INTEGRITY_WORKLOAD);
     let lastGtid = '';
@@ -66,7 +33,7 @@ describeWithKafka('MariaDB source: 100,000 changes through the worker program, c
     expect(changes).toBe(100_000);
 
     // A recorded position means everything before it was acknowledged by the broker.
-    await untilRecorded(brokers, admin, connectorId, lastGtid, failure);
+    await f.untilRecorded(lastGtid, failure);
     const published = Date.now();
     await stopWorker(w);
     const seconds = (published - started) / 1000;
@@ -75,8 +42,8 @@ describeWithKafka('MariaDB source: 100,000 changes through the worker program, c
         `${seconds} s after the first commit: ${Math.round(changes / seconds)} events/s end to end`,
     );
 
-    expect(await topicSize(admin, topic)).toBe(changes);
-    const events = arrivedEvents(await readTopic(brokers, admin, topic, 60_000));
+    expect(await topicSize(admin, f.topic)).toBe(changes);
+    const events = await f.arrived();
     expect(compareHistories(expected, events)).toEqual({
       missing: [],
       duplicated: [],

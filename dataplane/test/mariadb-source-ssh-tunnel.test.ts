@@ -1,25 +1,11 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { describeWithKafka, testKafkaBrokers } from '@sluice/testing/kafka';
-import {
-  eventually,
-  exitedEarly,
-  readTopic,
-  startWorker,
-  stopWorker,
-  topicSize,
-  waitReady,
-  type RunningWorker,
-} from '@sluice/testing/kafka-helpers';
+import { describeWithKafka } from '@sluice/testing/kafka';
+import { eventually, exitedEarly, stopWorker, topicSize } from '@sluice/testing/kafka-helpers';
 import { startBastion, type Bastion } from '@sluice/testing/sshd';
-import { arrivedEvents, lostOrAltered, numberedRow } from './numbered-rows.js';
-import {
-  mariadbSource,
-  mariadbSourceConfig,
-  untilRecorded,
-  writeMariadbTransaction,
-  type MariadbSource,
-} from './mariadb-numbered.js';
+import { numberedRow } from './numbered-rows.js';
+import { writeMariadbTransaction } from './mariadb-numbered.js';
+import { mariadbStreamFixture } from './mariadb-stream.js';
+import { expectEveryRowIntact } from './interrupted-stream.js';
 
 // The MariaDB source worker reaching its server only through a real OpenSSH
 // bastion (testing/src/sshd.ts), and the bastion going down mid-stream:
@@ -36,35 +22,24 @@ const OUTAGE_AT_EVENTS = 2_000;
 const AFTER_OUTAGE = 8;
 
 describeWithKafka('MariaDB source through an SSH bastion that stops mid-stream', () => {
-  const run = randomUUID().slice(0, 8);
-  const brokers = testKafkaBrokers() ?? [];
-  const connectorId = `src_mariadb_ssh_${run}`;
-  const topic = `sluice.mariadb-ssh-${run}`;
-  let source: MariadbSource | undefined;
+  const f = mariadbStreamFixture('ssh', { partitions: 3 });
   let bastion: Bastion | undefined;
-  const workers: RunningWorker[] = [];
 
   beforeAll(async () => {
     bastion = await startBastion();
-    source = await mariadbSource('cdc_ssh', brokers, topic, 3);
   });
+  // Declared after the fixture's, so run after it: the workers stop before their bastion does.
   afterAll(async () => {
-    for (const w of workers) await stopWorker(w);
-    await source?.admin.deleteTopics({ topics: [`sluice-position.${connectorId}`] }).catch(() => undefined);
-    await source?.close();
     await bastion?.close();
   });
 
   it('moves rows through the tunnel, says when the bastion is gone, and loses nothing', async () => {
-    const { database, conn, admin } = source!;
+    const { conn, admin } = f.source;
     const b = bastion!;
-    const base = mariadbSourceConfig(connectorId, database, topic);
+    const base = f.config();
     const config = { ...base, configuration: { ...base.configuration, ...b.tunnelFields() } };
-    const env = { SLUICE_STREAM_BROKERS: brokers.join(',') };
-    const first = await startWorker(config, env);
-    workers.push(first);
-    await waitReady(first);
-    await untilRecorded(brokers, admin, connectorId, '0-0-0', () => exitedEarly(first, 'the source worker'));
+    const first = await f.startReady(config);
+    await f.untilRecorded('0-0-0', () => exitedEarly(first, 'the source worker'));
 
     let lastGtid = '';
     const outage = (async () => {
@@ -72,7 +47,7 @@ describeWithKafka('MariaDB source through an SSH bastion that stops mid-stream',
         async () => {
           const failure = exitedEarly(first, 'the source worker');
           if (failure) throw new Error(failure);
-          return topicSize(admin, topic);
+          return topicSize(admin, f.topic);
         },
         (n) => n >= OUTAGE_AT_EVENTS,
         90_000,
@@ -105,16 +80,11 @@ describeWithKafka('MariaDB source through an SSH bastion that stops mid-stream',
 
     await b.start();
     await inserted;
-    const second = await startWorker(config, env);
-    workers.push(second);
-    await waitReady(second);
-    await untilRecorded(brokers, admin, connectorId, lastGtid, () =>
-      exitedEarly(second, 'the restarted worker'),
-    );
+    const second = await f.startReady(config);
+    await f.untilRecorded(lastGtid, () => exitedEarly(second, 'the restarted worker'));
     await stopWorker(second);
-    const all = arrivedEvents(await readTopic(brokers, admin, topic));
+    const all = await f.arrived();
     console.info(`${all.length} events for ${ROWS} rows; the worker said: ${said.trim().split('\n').pop()}`);
-    const { missing, wrong } = lostOrAltered(all, ROWS);
-    expect({ missing: missing.slice(0, 10), wrong: wrong.slice(0, 10) }).toEqual({ missing: [], wrong: [] });
+    expectEveryRowIntact(all, ROWS);
   });
 });
