@@ -3,12 +3,14 @@ import { workerOutboundPolicy } from '../src/outbound.js';
 import { startMysqlCdc } from '../src/sources/mysql-cdc/capture.js';
 import type { MysqlSourceSettings } from '../src/sources/mysql-cdc/contract.js';
 import type { BinlogPosition } from '../src/sources/mysql-cdc/position.js';
+import { positionOfRecord, positionRecordText } from '../src/sources/mysql-cdc/position-store.js';
+import { positionOf } from '../src/sources/mysql-cdc/recorded-tables.js';
 import { mariadbSettings } from './mariadb-numbered.js';
 
 // The MariaDB capture run in the test's own process, without a broker: its
-// events collected in order and its position kept in memory (what the
-// worker keeps on its position topic), so a test can stop it and start it
-// again from where it was.
+// events collected in order and its position kept in memory as the text of
+// the record the worker keeps on its position topic, so a test can stop it
+// and start it again from where it was.
 
 export interface InProcessCapture {
   events: ChangeEvent[];
@@ -20,10 +22,10 @@ export interface InProcessCapture {
 
 export function inProcessCapture(database: string, table: string): InProcessCapture {
   const events: ChangeEvent[] = [];
-  let position: BinlogPosition | null = null;
+  let recorded: string | null = null;
   return {
     events,
-    position: () => position,
+    position: () => (recorded === null ? null : positionOf(positionOfRecord(recorded))),
     start: async () => {
       const abort = new AbortController();
       const started = await startMysqlCdc(
@@ -34,8 +36,8 @@ export function inProcessCapture(database: string, table: string): InProcessCapt
           tables: [{ entry: `${database}.${table}`, datamodelId: 'dm' }],
           onEvent: async (e) => void events.push(e),
           flush: async () => undefined,
-          loadPosition: async () => position,
-          savePosition: async (p) => void (position = p),
+          loadPosition: async () => (recorded === null ? null : positionOfRecord(recorded)),
+          savePosition: async (p) => void (recorded = positionRecordText(p)),
           policy: workerOutboundPolicy(),
         },
         abort.signal,

@@ -195,22 +195,39 @@ export interface TableMapEvent {
   meta: ColumnMeta[];
   /** Column names, when the server logs them (`binlog_row_metadata=FULL`). */
   names: string[] | null;
+  /**
+   * The optional metadata fields after the null bitmap (MySQL 8.0.1+,
+   * MariaDB 10.5+; `binlog_row_metadata` MINIMAL or FULL), each its type and
+   * a copy of its value; read by table-map-metadata.ts when a map is new.
+   */
+  optional: OptionalField[];
 }
 
-/** Optional metadata field COLUMN_NAME of a table map (MySQL 8.0.1+, MariaDB 10.5+). */
+export interface OptionalField {
+  type: number;
+  value: Buffer;
+}
+
+/** Optional metadata field COLUMN_NAME of a table map. */
 const OPTIONAL_COLUMN_NAME = 4;
 
-function columnNames(r: Reader, count: number): string[] | null {
-  // TLV fields after the null bitmap: type, length-encoded size, value.
+/** The type-length-value fields after the null bitmap, copied: a map outlives the packet it came in. */
+function optionalFields(r: Reader): OptionalField[] {
+  const fields: OptionalField[] = [];
   while (r.pos < r.buf.length) {
     const type = r.u8();
-    const value = new Reader(r.bytes(r.lenenc()));
-    if (type !== OPTIONAL_COLUMN_NAME) continue;
-    const names: string[] = [];
-    while (value.pos < value.buf.length) names.push(value.bytes(value.lenenc()).toString('utf8'));
-    return names.length === count ? names : null;
+    fields.push({ type, value: Buffer.from(r.bytes(r.lenenc())) });
   }
-  return null;
+  return fields;
+}
+
+function columnNames(fields: readonly OptionalField[], count: number): string[] | null {
+  const field = fields.find((f) => f.type === OPTIONAL_COLUMN_NAME);
+  if (!field) return null;
+  const value = new Reader(field.value);
+  const names: string[] = [];
+  while (value.pos < value.buf.length) names.push(value.bytes(value.lenenc()).toString('utf8'));
+  return names.length === count ? names : null;
 }
 
 /** The per-column metadata of a table map: what each type needs to read its values. */
@@ -328,7 +345,8 @@ export function parseTableMap(body: Buffer): TableMapEvent {
   const meta = new Reader(r.bytes(metaLength));
   const metas = types.map((t) => readMeta(t, meta));
   r.pos += (count + 7) >> 3; // nullability of each column
-  return { tableId, schema, table, types, meta: metas, names: columnNames(r, count) };
+  const optional = optionalFields(r);
+  return { tableId, schema, table, types, meta: metas, names: columnNames(optional, count), optional };
 }
 
 export type RowsKind = 'write' | 'update' | 'delete';

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mysqlWhere, openMysql, type MysqlSession } from '../../systems/mysql/connection.js';
 import { binlogShortfalls, describeMysqlFailure, type BinlogSettings } from '../../systems/mysql/errors.js';
 import { SystemFailure } from '../../systems/failure.js';
-import { readTableShape, type TableShape } from './columns.js';
+import { readCollations, readTableShape, type TableShape } from './columns.js';
+import type { CapturedTable } from './recorded-tables.js';
 import {
   MysqlCdcError,
   type MysqlCdcCapture,
@@ -78,15 +79,22 @@ export async function startMysqlCdc(
     let catalog = await connection();
     // The catalog connection idles between table maps, possibly past the server's wait_timeout:
     // a read that finds it closed opens another and reads again.
-    const readShape = async (schema: string, table: string) => {
+    const onCatalog = async <T>(read: (c: typeof catalog) => Promise<T>): Promise<T> => {
       try {
-        return await readTableShape(catalog, schema, table);
+        return await read(catalog);
       } catch (error) {
         if (!connectionLost(error)) throw error;
         catalog = await connection();
-        return readTableShape(catalog, schema, table);
+        return read(catalog);
       }
     };
+    const readShape = (schema: string, table: string) => onCatalog((c) => readTableShape(c, schema, table));
+    let collationsRead: Promise<ReadonlyMap<number, string>> | undefined;
+    const collations = () =>
+      (collationsRead ??= onCatalog(readCollations).catch((error: unknown) => {
+        collationsRead = undefined;
+        throw error;
+      }));
     const [rows] = await catalog.query(
       'select @@global.log_bin as log_bin, @@global.binlog_format as binlog_format, @@global.binlog_row_image as binlog_row_image',
     );
@@ -103,7 +111,8 @@ export async function startMysqlCdc(
         `binlog_row_metadata is ${logged}: set it to FULL so that changes written before an ALTER TABLE are matched to their columns by name`,
       );
     }
-    const tables = new Map<string, { datamodelId: string; shape: TableShape | null }>();
+    let start = await options.loadPosition();
+    const tables = new Map<string, { datamodelId: string } & CapturedTable>();
     const snapshotTables: { shape: TableShape; datamodelId: string }[] = [];
     for (const t of options.tables) {
       const { schema, table } = parseMysqlEntry(t.entry, settings.database);
@@ -113,10 +122,15 @@ export async function startMysqlCdc(
           `${engine} at ${where} has no table ${schema}.${table} that this user can read`,
         );
       }
-      tables.set(`${schema}.${table}`, { datamodelId: t.datamodelId, shape });
+      // Resuming, the definition in force at the recorded position, not the catalog's newer one.
+      const recorded = start?.tables?.[`${schema}.${table}`];
+      tables.set(`${schema}.${table}`, {
+        datamodelId: t.datamodelId,
+        shape: recorded ? recorded.shape : shape,
+        ...(recorded?.ddl !== undefined ? { ddl: recorded.ddl } : {}),
+      });
       snapshotTables.push({ shape, datamodelId: t.datamodelId });
     }
-    let start = await options.loadPosition();
     // The dump never ends by itself: its connection is dropped, not quit, when the capture stops.
     const dumpSession = await open();
     dumpSession.conn.on('error', () => undefined);
@@ -125,7 +139,11 @@ export async function startMysqlCdc(
     const stream = async () => {
       if (!start) {
         const snapshotConnection = await connection();
-        start = await readSnapshot(snapshotConnection, engine, snapshotTables, options, signal);
+        const read = await readSnapshot(snapshotConnection, engine, snapshotTables, options, signal);
+        start = {
+          ...read,
+          tables: Object.fromEntries([...tables].map(([entry, t]) => [entry, { shape: t.shape }])),
+        };
         await options.savePosition(start);
         options.log?.('info', 'snapshot complete');
       } else {
@@ -135,7 +153,13 @@ export async function startMysqlCdc(
         );
       }
       run = new BinlogStream(
-        { readShape, dumpConnection, serverId: replicaServerId(settings, options.connectorId), where },
+        {
+          readShape,
+          collations,
+          dumpConnection,
+          serverId: replicaServerId(settings, options.connectorId),
+          where,
+        },
         options,
         tables,
         start,

@@ -30,6 +30,30 @@ export interface TableShape {
   primaryKey: string[];
 }
 
+/** A column from what the catalog (or a recorded definition) says of it; the rest follows from its type. */
+export function tableColumn(
+  name: string,
+  dataType: string,
+  columnType: string,
+  charset: string | null,
+  json: boolean,
+): TableColumn {
+  return {
+    name,
+    dataType,
+    columnType,
+    unsigned: /\bunsigned\b/i.test(columnType),
+    charset,
+    members: dataType === 'enum' || dataType === 'set' ? parseMembers(columnType) : [],
+    json,
+    binaryLength: dataType === 'binary' ? Number(/\((\d+)\)/.exec(columnType)?.[1] ?? 0) : 0,
+  };
+}
+
+function isJson(dataType: string, name: string, jsonChecked: ReadonlySet<string>): boolean {
+  return dataType === 'json' || (dataType === 'longtext' && jsonChecked.has(name));
+}
+
 /** `'a','b''c'` of `enum('a','b''c')` or `set(...)` → its members. */
 export function parseMembers(columnType: string): string[] {
   const open = columnType.indexOf('(');
@@ -85,17 +109,7 @@ export async function readTableShape(
   );
   const columns = cols.map((c) => {
     const dataType = c.data_type.toLowerCase();
-    const columnType = c.column_type;
-    return {
-      name: c.name,
-      dataType,
-      columnType,
-      unsigned: /\bunsigned\b/i.test(columnType),
-      charset: c.charset,
-      members: dataType === 'enum' || dataType === 'set' ? parseMembers(columnType) : [],
-      json: dataType === 'json' || (dataType === 'longtext' && jsonChecked.has(c.name)),
-      binaryLength: dataType === 'binary' ? Number(/\((\d+)\)/.exec(columnType)?.[1] ?? 0) : 0,
-    };
+    return tableColumn(c.name, dataType, c.column_type, c.charset, isJson(dataType, c.name, jsonChecked));
   });
   return {
     schema,
@@ -103,4 +117,22 @@ export async function readTableShape(
     columns,
     primaryKey: (keyRows as { name: string }[]).map((k) => k.name),
   };
+}
+
+/** The server's collations by id → their character set: a table map names a column's collation by id. */
+export async function readCollations(conn: mysql.Connection): Promise<Map<number, string>> {
+  const [rows] = await conn.query(
+    'select id, character_set_name as charset from information_schema.collations where id is not null',
+  );
+  const byId = new Map<number, string>();
+  for (const r of rows as { id: number; charset: string }[]) byId.set(Number(r.id), r.charset);
+  // MariaDB 10.10+ lists its UCA 14.0 collations' ids here only.
+  const [more] = await conn
+    .query(
+      `select id, character_set_name as charset from information_schema.collation_character_set_applicability
+        where id is not null`,
+    )
+    .catch(() => [[]]);
+  for (const r of more as { id: number; charset: string }[]) byId.set(Number(r.id), r.charset);
+  return byId;
 }

@@ -2,6 +2,7 @@ import type { OutboundPolicy } from '@sluice/shared/net';
 import type { ChangeEvent } from '../../contracts.js';
 import type { MysqlEngine } from '../../systems/mysql/connection.js';
 import type { BinlogPosition } from './position.js';
+import type { RecordedPosition } from './recorded-tables.js';
 
 // What the MYSQL_SOURCE / MARIADB_SOURCE capture is given and gives back (capture.ts starts it).
 
@@ -31,9 +32,9 @@ export interface MysqlCdcOptions {
   /** Publishes what `onEvent` buffered; resolves once the broker acknowledged it. */
   flush: () => Promise<void>;
   /** The position the last acknowledged events reach, or null before the first snapshot completed. */
-  loadPosition: () => Promise<BinlogPosition | null>;
-  /** Records a position once everything before it was acknowledged (called after `flush`). */
-  savePosition: (p: BinlogPosition) => Promise<void>;
+  loadPosition: () => Promise<RecordedPosition | null>;
+  /** Records a position (with the captured tables' definitions there) once everything before it was acknowledged (called after `flush`). */
+  savePosition: (p: RecordedPosition) => Promise<void>;
   policy: OutboundPolicy;
   /** Rows per primary-key chunk of the snapshot; default 2,000. */
   snapshotChunkRows?: number;

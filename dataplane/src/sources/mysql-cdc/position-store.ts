@@ -2,6 +2,7 @@ import { Admin, Consumer, ListOffsetTimestamps, type Producer } from '@platforma
 import { clientOptions, type KafkaConnection } from '../../systems/kafka/connection.js';
 import { byLeader, fetchFromLeaders } from '../../systems/kafka/fetch.js';
 import type { BinlogPosition } from './position.js';
+import { packTables, positionOf, unpackTables, type RecordedPosition } from './recorded-tables.js';
 
 // Where a MySQL or MariaDB capture keeps its position: a binary log has no
 // replication slot to remember a reader, so the position is a record of a
@@ -16,13 +17,34 @@ export const positionTopic = (connectorId: string) => `sluice-position.${connect
 interface PositionRecord extends BinlogPosition {
   /** The time it was written, ms since the epoch. */
   written_ms: number;
+  /** The captured tables' definitions at the position (recorded-tables.ts). */
+  tables?: unknown;
+}
+
+/** A position as its record's value holds it. */
+export function positionRecordText(p: RecordedPosition): string {
+  const record: PositionRecord = {
+    file: p.file,
+    offset: p.offset,
+    gtid: p.gtid,
+    written_ms: Date.now(),
+    ...(p.tables ? { tables: packTables(p.tables) } : {}),
+  };
+  return JSON.stringify(record);
+}
+
+/** What `positionRecordText` wrote, read back. */
+export function positionOfRecord(text: string): RecordedPosition {
+  const record = JSON.parse(text) as PositionRecord;
+  const tables = unpackTables(record.tables);
+  return { file: record.file, offset: record.offset, gtid: record.gtid, ...(tables ? { tables } : {}) };
 }
 
 export interface PositionStore {
   /** The newest recorded position, or null when the capture never completed its snapshot. */
-  read(): Promise<BinlogPosition | null>;
+  read(): Promise<RecordedPosition | null>;
   /** Records `p` (resolves once the broker acknowledged it). */
-  write(p: BinlogPosition): Promise<void>;
+  write(p: RecordedPosition): Promise<void>;
 }
 
 export async function positionStore(
@@ -53,8 +75,7 @@ export async function positionStore(
   return {
     read: () => readNewest(connection, connectorId, topic),
     write: async (p) => {
-      const record: PositionRecord = { ...p, written_ms: Date.now() };
-      await producer.send({ messages: [{ topic, key: connectorId, value: JSON.stringify(record) }] });
+      await producer.send({ messages: [{ topic, key: connectorId, value: positionRecordText(p) }] });
     },
   };
 }
@@ -72,7 +93,8 @@ export async function readRecordedPosition(
   } finally {
     await admin.close().catch(() => undefined);
   }
-  return readNewest(connection, connectorId, topic);
+  const recorded = await readNewest(connection, connectorId, topic);
+  return recorded && positionOf(recorded);
 }
 
 /**
@@ -102,7 +124,7 @@ async function readNewest(
   connection: KafkaConnection,
   connectorId: string,
   topic: string,
-): Promise<BinlogPosition | null> {
+): Promise<RecordedPosition | null> {
   const client = new Consumer<Buffer, Buffer, Buffer, Buffer>({
     ...clientOptions(connection, `sluice-${connectorId}-position`),
     groupId: `sluice-${connectorId}-position`,
@@ -126,16 +148,16 @@ async function readNewest(
       byLeader(info.partitions, [{ partition: 0, fetchOffset: from }]),
       1 << 20,
     );
-    let newest: PositionRecord | null = null;
+    let newest: RecordedPosition | null = null;
     for (const p of fetched) {
       for (const batch of p.batches) {
         for (const r of batch.records) {
           if (!r.value) continue;
-          newest = JSON.parse(r.value.toString('utf8')) as PositionRecord;
+          newest = positionOfRecord(r.value.toString('utf8'));
         }
       }
     }
-    return newest ? { file: newest.file, offset: newest.offset, gtid: newest.gtid } : null;
+    return newest;
   } finally {
     await client.close(true).catch(() => undefined);
   }

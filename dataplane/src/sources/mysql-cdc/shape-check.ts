@@ -1,5 +1,6 @@
 import { TYPE, type TableMapEvent } from './binlog-events.js';
 import type { TableColumn, TableShape } from './columns.js';
+import { columnOfMap, type MapDescription } from './table-map-metadata.js';
 
 // Which of a table's columns (its definition read from information_schema)
 // the columns of a table map of the binary log are: the values of a row are
@@ -58,15 +59,35 @@ function fits(type: number, realType: number, col: TableColumn): boolean {
   return allowed.includes(type);
 }
 
+/** The columns of a table map, and the key its events carry. */
+export interface MapColumns {
+  columns: TableColumn[];
+  /** Key column names: the table's primary key, or every column of a table without one. */
+  keyColumns: string[];
+}
+
 /**
- * The table's columns that the map's columns are, in the map's order, or
- * what does not fit, in words. With the column names in the log
- * (`binlog_row_metadata=FULL`) columns are matched by name, so the changes
- * written before columns were added, dropped or reordered are read right;
- * without them by position, which follows columns added at the end since
- * (ALTER TABLE … ADD COLUMN) and refuses any other difference it can see.
+ * The columns of the map's rows, in the map's order, or what does not fit,
+ * in words.
+ *
+ * With the map's own description (`binlog_row_metadata=FULL`, `described`)
+ * each column is the table's column of the same name when that one still has
+ * the map's storage type (the catalog adds what a map cannot say: MariaDB's
+ * JSON alias), with the map's signedness, character set and members, which
+ * are those of the rows that follow it; a column the table no longer has
+ * under that name or type (dropped, renamed, retyped since these changes
+ * were written) is the map's description alone. Every change is so read as
+ * it was written.
+ *
+ * Without it, columns are matched by position, which follows columns added
+ * at the end since (ALTER TABLE … ADD COLUMN) and refuses any other
+ * difference it can see.
  */
-export function columnsOfMap(map: TableMapEvent, shape: TableShape): TableColumn[] | string {
+export function columnsOfMap(
+  map: TableMapEvent,
+  shape: TableShape,
+  described?: { description: MapDescription; charsets: ReadonlyMap<number, string> },
+): MapColumns | string {
   const columns: TableColumn[] = [];
   if (!map.names && map.types.length > shape.columns.length) {
     return `${map.types.length} columns in the log, ${shape.columns.length} in the table`;
@@ -74,12 +95,27 @@ export function columnsOfMap(map: TableMapEvent, shape: TableShape): TableColumn
   for (let i = 0; i < map.types.length; i++) {
     const name = map.names?.[i];
     const col = name === undefined ? shape.columns[i] : shape.columns.find((c) => c.name === name);
-    if (!col) return `column ${name ?? i + 1} of the log is not in the table`;
     const type = map.types[i]!;
-    if (!fits(type, map.meta[i]!.realType, col)) {
+    const fitting = col && fits(type, map.meta[i]!.realType, col) ? col : undefined;
+    if (described) {
+      const own = columnOfMap(map, described.description, i, described.charsets);
+      if (typeof own === 'string') return own;
+      columns.push(
+        fitting ? { ...fitting, unsigned: own.unsigned, charset: own.charset, members: own.members } : own,
+      );
+      continue;
+    }
+    if (!col) return `column ${name ?? i + 1} of the log is not in the table`;
+    if (!fitting) {
       return `column ${i + 1} (${col.name}) is ${col.columnType} in the table but of log type ${type} in the log`;
     }
     columns.push(col);
   }
-  return columns;
+  const names = new Set(columns.map((c) => c.name));
+  let keyColumns = shape.primaryKey;
+  if (!keyColumns.every((k) => names.has(k))) {
+    const key = described?.description.primaryKey ?? [];
+    keyColumns = key.length > 0 ? key.map((k) => columns[k]!.name) : [];
+  }
+  return { columns, keyColumns: keyColumns.length > 0 ? keyColumns : [...names] };
 }

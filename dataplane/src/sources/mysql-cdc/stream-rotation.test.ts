@@ -39,6 +39,7 @@ describe('an idle capture across a binary log rotation', () => {
     const s = new BinlogStream(
       {
         readShape: async () => null,
+        collations: async () => new Map(),
         dumpConnection: {} as mysql.Connection,
         serverId: 100_001,
         where: '127.0.0.1:3306',
@@ -71,7 +72,7 @@ describe('an idle capture across a binary log rotation', () => {
     // The rotation logged at the end of binlog.000007, after its last commit.
     await handle(rotate('binlog.000008', 4, 900));
     await handle(heartbeat());
-    expect(saved).toEqual([{ file: 'binlog.000008', offset: 4, gtid: '0-1-5' }]);
+    expect(saved).toEqual([{ file: 'binlog.000008', offset: 4, gtid: '0-1-5', tables: {} }]);
     expect(s.recorded).toEqual({ file: 'binlog.000008', offset: 4, gtid: '0-1-5' });
     expect(s.readPosition).toEqual({ file: 'binlog.000008', offset: 4, gtid: '0-1-5' });
   });

@@ -1,4 +1,5 @@
 import type mysql from 'mysql2/promise';
+import { oneLine } from '@sluice/shared/util';
 import { changeEvent, truncateEvent, type ChangeEvent, type ChangeOp } from '../../contracts.js';
 import {
   EVENT,
@@ -17,6 +18,8 @@ import {
 } from './binlog-events.js';
 import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
 import type { TableColumn, TableShape } from './columns.js';
+import { positionOf, type CapturedTable } from './recorded-tables.js';
+import { describeMap } from './table-map-metadata.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { columnsOfMap } from './shape-check.js';
 import { isMysqlGtidSet } from './gtid-set.js';
@@ -47,9 +50,8 @@ const HEARTBEAT_S = 5;
  */
 const SILENCE_MS = 6 * HEARTBEAT_S * 1000;
 
-interface Captured {
+interface Captured extends CapturedTable {
   datamodelId: string;
-  shape: TableShape | null;
 }
 
 interface OpenTransaction {
@@ -68,6 +70,8 @@ interface OpenTransaction {
 export interface BinlogStreamParts {
   /** Reads a table's definition from the catalog (columns of a table map); null when there is no such table. */
   readShape: (schema: string, table: string) => Promise<TableShape | null>;
+  /** The server's collations by id → character set (read once, when a map first needs them). */
+  collations: () => Promise<ReadonlyMap<number, string>>;
   /** The connection the dump runs on (nothing else runs there). */
   dumpConnection: mysql.Connection;
   serverId: number;
@@ -80,7 +84,7 @@ export class BinlogStream {
   /** Table maps of the log by table id; null for a table not captured. */
   private readonly maps = new Map<
     number,
-    { map: TableMapEvent; captured: Captured; columns: TableColumn[] } | null
+    { map: TableMapEvent; captured: Captured; columns: TableColumn[]; keyColumns: string[] } | null
   >();
   private position: BinlogPosition;
   private transaction: OpenTransaction | null = null;
@@ -106,7 +110,7 @@ export class BinlogStream {
   ) {
     this.tables = new Map(tables);
     this.position = { ...start };
-    this.recorded = { ...start };
+    this.recorded = positionOf(start);
   }
 
   async run(): Promise<void> {
@@ -232,14 +236,23 @@ export class BinlogStream {
   private async checkpoint(): Promise<void> {
     if (this.committed === null) return;
     // Not past the rows of an undecided XA transaction: a restart must read them again.
-    const at = this.preparedXa.holdAt() ?? this.committed;
+    const at = this.preparedXa.holdAt() ?? { ...this.committed, tables: this.capturedTables() };
     if (this.eventsWaiting > 0) await this.options.flush();
     await this.options.savePosition(at);
-    this.recorded = at;
+    this.recorded = positionOf(at);
     this.committed = null;
     this.commitsWaiting = 0;
     this.eventsWaiting = 0;
     this.options.onCheckpoint?.(at);
+  }
+
+  /** The captured tables' definitions now, as a position recorded now carries them. */
+  private capturedTables(): Record<string, CapturedTable> {
+    const out: Record<string, CapturedTable> = {};
+    for (const [entry, t] of this.tables) {
+      out[entry] = { shape: t.shape, ...(t.ddl !== undefined ? { ddl: t.ddl } : {}) };
+    }
+    return out;
   }
 
   private async handle(event: Buffer, queueEmpty: boolean): Promise<void> {
@@ -343,7 +356,8 @@ export class BinlogStream {
     const t = this.transaction;
     if (t?.xa) {
       if (onePhase) await this.publishHeld(t, t.xa);
-      else this.preparedXa.prepare(xid, t.start, t.xa);
+      // No DDL can fall inside an XA transaction: the definitions now are those at its start.
+      else this.preparedXa.prepare(xid, { ...t.start, tables: this.capturedTables() }, t.xa);
       t.xa = undefined;
     }
     return this.commit(queueEmpty);
@@ -441,6 +455,7 @@ export class BinlogStream {
     const captured = this.tables.get(entry);
     if (!captured) return;
     captured.shape = null;
+    captured.ddl = oneLine(sql, 300);
     for (const [id, m2] of this.maps) if (m2?.captured === captured) this.maps.delete(id);
   }
 
@@ -484,25 +499,32 @@ export class BinlogStream {
       captured.shape = shape;
       return shape;
     };
-    let columns = columnsOfMap(map, captured.shape ?? (await read()));
+    // With the full metadata the map describes its own rows (table-map-metadata.ts).
+    const description = describeMap(map, this.options.engine);
+    const described = description && { description, charsets: await this.parts.collations() };
+    let columns = columnsOfMap(map, captured.shape ?? (await read()), described ?? undefined);
     // The definition known may be older than the log (altered since it was read): read it again once.
-    if (typeof columns === 'string') columns = columnsOfMap(map, await read());
+    if (typeof columns === 'string') columns = columnsOfMap(map, await read(), described ?? undefined);
     if (typeof columns === 'string') {
+      const after = captured.ddl
+        ? `after \`${captured.ddl}\`, which this capture read, `
+        : 'before a DDL statement further on in the log, ';
       throw new MysqlCdcError(
-        `The binary log's rows of ${entry} do not match its current definition (${columns}): the table was altered after these changes were written in a way this version of Sluice cannot follow; take a new snapshot`,
+        `The binary log's rows of ${entry} ${after}do not match the table's definition (${columns}): ` +
+          'the table was altered again since these changes were written, and without the column names in the log ' +
+          '(binlog_row_metadata=FULL) they cannot be matched to their columns; set binlog_row_metadata=FULL and take a new snapshot ' +
+          '(a snapshot backfill, POST /backfills/)',
       );
     }
-    this.maps.set(map.tableId, { map, captured, columns });
+    this.maps.set(map.tableId, { map, captured, ...columns });
   }
 
   private async rows(type: number, body: Buffer): Promise<void> {
     const head = parseRowsHead(type, body);
     const known = this.maps.get(head.tableId);
     if (!known) return;
-    const { map, captured, columns } = known;
-    const shape = captured.shape as TableShape;
-    const entry = `${shape.schema}.${shape.table}`;
-    const keyColumns = shape.primaryKey.length > 0 ? shape.primaryKey : shape.columns.map((c) => c.name);
+    const { map, captured, columns, keyColumns } = known;
+    const entry = `${map.schema}.${map.table}`;
     const t: OpenTransaction = this.transaction ?? {
       position: formatPosition(this.position),
       gtidAfter: this.position.gtid,

@@ -1,6 +1,6 @@
 import type { ChangeEvent } from '../../contracts.js';
 import { xidText } from './binlog-events.js';
-import type { BinlogPosition } from './position.js';
+import type { RecordedPosition } from './recorded-tables.js';
 
 // XA transactions the server logs in two parts: XA START … XA END and
 // XA_PREPARE (its rows, prepared), then later, in a group of its own and
@@ -12,8 +12,8 @@ import type { BinlogPosition } from './position.js';
 // rows again and still finds them when the outcome comes.
 
 interface Prepared {
-  /** The position before the part's first event: a restart from there reads it again. */
-  start: BinlogPosition;
+  /** The position before the part's first event (with the tables' definitions there): a restart from there reads it again. */
+  start: RecordedPosition;
   events: ChangeEvent[];
 }
 
@@ -22,7 +22,7 @@ export class PreparedXa {
   private readonly prepared = new Map<string, Prepared>();
 
   /** The part `xid` prepared: its rows wait for its outcome. */
-  prepare(xid: string, start: BinlogPosition, events: ChangeEvent[]): void {
+  prepare(xid: string, start: RecordedPosition, events: ChangeEvent[]): void {
     this.prepared.set(xid, { start: { ...start }, events });
   }
 
@@ -34,7 +34,7 @@ export class PreparedXa {
   }
 
   /** Where the oldest undecided part starts (no position after it may be recorded), or null. */
-  holdAt(): BinlogPosition | null {
+  holdAt(): RecordedPosition | null {
     const first = this.prepared.values().next();
     return first.done ? null : { ...first.value.start };
   }
