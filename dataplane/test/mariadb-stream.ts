@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { WorkerConfig } from '@sluice/shared/catalog';
 import { testKafkaBrokers } from '@sluice/testing/kafka';
@@ -95,4 +95,36 @@ export function mariadbStreamFixture(
     untilRecorded: (gtid, failFast, ms) =>
       untilRecorded(brokers, opened().admin, connectorId, gtid, failFast, ms),
   };
+}
+
+/** A worker killed mid-stream: the GTID sequence of the position it had recorded, and each partition's end then. */
+export interface StreamKill {
+  recorded: number;
+  ends: bigint[];
+}
+
+/**
+ * What kills of workers mid-stream may leave of rows 1..`rows` (`all`, every
+ * event at the end; `transactionOf`, the GTID sequence of a row's
+ * transaction), and no more: a recorded position was published (each row of
+ * a transaction at or before it was on the broker at the kill), and delivery
+ * is at least once, not more (what later workers sent is after it).
+ */
+export function expectKillsBounded(
+  all: readonly ArrivedEvent[],
+  kills: readonly StreamKill[],
+  rows: number,
+  transactionOf: (id: number) => number,
+): void {
+  for (const kill of kills) {
+    const onBroker = new Set(all.filter((e) => e.offset < (kill.ends[e.partition] ?? 0n)).map((e) => e.id));
+    const recordedNotPublished = Array.from({ length: rows }, (_, i) => i + 1).filter(
+      (id) => transactionOf(id) <= kill.recorded && !onBroker.has(id),
+    );
+    expect(recordedNotPublished.slice(0, 10)).toEqual([]);
+    const resentRecorded = all.filter(
+      (e) => e.offset >= (kill.ends[e.partition] ?? 0n) && transactionOf(e.id) <= kill.recorded,
+    );
+    expect(resentRecorded.slice(0, 10)).toEqual([]);
+  }
 }
