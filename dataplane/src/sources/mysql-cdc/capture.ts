@@ -128,6 +128,7 @@ export async function startMysqlCdc(
         datamodelId: t.datamodelId,
         shape: recorded ? recorded.shape : shape,
         ...(recorded?.ddl !== undefined ? { ddl: recorded.ddl } : {}),
+        ...(recorded?.before ? { before: recorded.before } : {}),
       });
       snapshotTables.push({ shape, datamodelId: t.datamodelId });
     }

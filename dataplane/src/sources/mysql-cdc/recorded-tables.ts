@@ -13,8 +13,10 @@ import type { BinlogPosition } from './position.js';
 export interface CapturedTable {
   /** Its definition; null after a DDL statement until the catalog is read again at its next table map. */
   shape: TableShape | null;
-  /** The last DDL statement read that names it, as errors quote it. */
+  /** The DDL statements read that name it, since its definition was last read (or the last one). */
   ddl?: string;
+  /** While `shape` is null: the definition before those statements (catalog-check.ts). */
+  before?: TableShape;
 }
 
 /** A position and, by `schema.table`, the captured tables' definitions there. */
@@ -25,12 +27,33 @@ export interface RecordedPosition extends BinlogPosition {
 /** A column as recorded: name, DATA_TYPE, COLUMN_TYPE, character set, JSON (the rest follows from them). */
 type PackedColumn = [string, string, string, string | null, 0 | 1];
 
-interface PackedTable {
-  schema: string;
-  table: string;
+interface PackedShape {
   columns: PackedColumn[];
   key: string[];
+}
+
+interface PackedTable extends PackedShape {
+  schema: string;
+  table: string;
   ddl?: string;
+  before?: PackedShape;
+}
+
+const packShape = (shape: TableShape | null | undefined): PackedShape => ({
+  columns: (shape?.columns ?? []).map((c) => [c.name, c.dataType, c.columnType, c.charset, c.json ? 1 : 0]),
+  key: shape?.primaryKey ?? [],
+});
+
+function unpackShape(schema: string, table: string, packed: PackedShape): TableShape | null {
+  if (packed.columns.length === 0) return null;
+  return {
+    schema,
+    table,
+    columns: packed.columns.map(([name, dataType, columnType, charset, json]) =>
+      tableColumn(name, dataType, columnType, charset, json === 1),
+    ),
+    primaryKey: packed.key,
+  };
 }
 
 /** The tables' definitions as a position record holds them (compact: a record is written every batch). */
@@ -41,15 +64,9 @@ export function packTables(tables: Readonly<Record<string, CapturedTable>>): Rec
     out[entry] = {
       schema: t.shape?.schema ?? schema,
       table: t.shape?.table ?? rest.join('.'),
-      columns: (t.shape?.columns ?? []).map((c) => [
-        c.name,
-        c.dataType,
-        c.columnType,
-        c.charset,
-        c.json ? 1 : 0,
-      ]),
-      key: t.shape?.primaryKey ?? [],
+      ...packShape(t.shape),
       ...(t.ddl !== undefined ? { ddl: t.ddl } : {}),
+      ...(t.before ? { before: packShape(t.before) } : {}),
     };
   }
   return out;
@@ -60,18 +77,12 @@ export function unpackTables(packed: unknown): Record<string, CapturedTable> | u
   if (typeof packed !== 'object' || packed === null) return undefined;
   const out: Record<string, CapturedTable> = {};
   for (const [entry, t] of Object.entries(packed as Record<string, PackedTable>)) {
-    const shape: TableShape | null =
-      t.columns.length === 0
-        ? null
-        : {
-            schema: t.schema,
-            table: t.table,
-            columns: t.columns.map(([name, dataType, columnType, charset, json]) =>
-              tableColumn(name, dataType, columnType, charset, json === 1),
-            ),
-            primaryKey: t.key,
-          };
-    out[entry] = { shape, ...(t.ddl !== undefined ? { ddl: t.ddl } : {}) };
+    const before = t.before && unpackShape(t.schema, t.table, t.before);
+    out[entry] = {
+      shape: unpackShape(t.schema, t.table, t),
+      ...(t.ddl !== undefined ? { ddl: t.ddl } : {}),
+      ...(before ? { before } : {}),
+    };
   }
   return out;
 }

@@ -21,6 +21,7 @@ import type { TableColumn, TableShape } from './columns.js';
 import { positionOf, type CapturedTable } from './recorded-tables.js';
 import { describeMap } from './table-map-metadata.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
+import { unexplainedChanges } from './catalog-check.js';
 import { columnsOfMap } from './shape-check.js';
 import { isMysqlGtidSet } from './gtid-set.js';
 import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } from './position.js';
@@ -250,7 +251,11 @@ export class BinlogStream {
   private capturedTables(): Record<string, CapturedTable> {
     const out: Record<string, CapturedTable> = {};
     for (const [entry, t] of this.tables) {
-      out[entry] = { shape: t.shape, ...(t.ddl !== undefined ? { ddl: t.ddl } : {}) };
+      out[entry] = {
+        shape: t.shape,
+        ...(t.ddl !== undefined ? { ddl: t.ddl } : {}),
+        ...(t.before ? { before: t.before } : {}),
+      };
     }
     return out;
   }
@@ -454,8 +459,13 @@ export class BinlogStream {
     const entry = parts.length === 2 ? `${parts[0]}.${parts[1]}` : `${schema}.${parts[0]}`;
     const captured = this.tables.get(entry);
     if (!captured) return;
+    // Statements read one after another before the next map are checked against the catalog together;
+    // a table dropped or made anew has no earlier definition to hold the catalog's against.
+    const statements = captured.shape ? sql : `${captured.ddl ?? ''}; ${sql}`;
+    if (captured.shape) captured.before = captured.shape;
+    if (/^(DROP|CREATE)$/i.test(m[1]!)) captured.before = undefined;
+    captured.ddl = oneLine(statements, 4000);
     captured.shape = null;
-    captured.ddl = oneLine(sql, 300);
     for (const [id, m2] of this.maps) if (m2?.captured === captured) this.maps.delete(id);
   }
 
@@ -502,12 +512,24 @@ export class BinlogStream {
     // With the full metadata the map describes its own rows (table-map-metadata.ts).
     const description = describeMap(map, this.options.engine);
     const described = description && { description, charsets: await this.parts.collations() };
+    if (!captured.shape && !described) {
+      const now = await read();
+      const unexplained = captured.before ? unexplainedChanges(captured.before, now, captured.ddl ?? '') : [];
+      if (unexplained.length > 0) {
+        throw new MysqlCdcError(
+          `The definition of ${entry} in the catalog differs from the one before \`${oneLine(captured.ddl, 300)}\`, which this capture read, ` +
+            `also in columns that statement does not name (${unexplained.join(', ')}): the table was altered again after it, ` +
+            'and without the column names in the log (binlog_row_metadata=FULL) the changes between the statements cannot be ' +
+            'matched to their columns; set binlog_row_metadata=FULL and take a new snapshot (a snapshot backfill, POST /backfills/)',
+        );
+      }
+    }
     let columns = columnsOfMap(map, captured.shape ?? (await read()), described ?? undefined);
     // The definition known may be older than the log (altered since it was read): read it again once.
     if (typeof columns === 'string') columns = columnsOfMap(map, await read(), described ?? undefined);
     if (typeof columns === 'string') {
       const after = captured.ddl
-        ? `after \`${captured.ddl}\`, which this capture read, `
+        ? `after \`${oneLine(captured.ddl, 300)}\`, which this capture read, `
         : 'before a DDL statement further on in the log, ';
       throw new MysqlCdcError(
         `The binary log's rows of ${entry} ${after}do not match the table's definition (${columns}): ` +
@@ -516,6 +538,7 @@ export class BinlogStream {
           '(a snapshot backfill, POST /backfills/)',
       );
     }
+    captured.before = undefined;
     this.maps.set(map.tableId, { map, captured, ...columns });
   }
 
