@@ -63,7 +63,10 @@ describe.each([
     const steps: [string, string][] = [
       ['alter table live add column d int', `insert into live values (2, 'two', 22, 'y', 2)`],
       ['alter table live drop column a', `insert into live values (3, 33, 'z', 3)`],
-      ['alter table live rename column c to e', `insert into live values (4, 44, 'w', 4)`],
+      [
+        '/* a tool */ ALTER ONLINE TABLE live RENAME COLUMN c TO e',
+        `insert into live values (4, 44, 'w', 4)`,
+      ],
       ['alter table live modify b varchar(20)', `insert into live values (5, 'fifty-five', 'v', 5)`],
     ];
     for (const [i, [ddl, insert]] of steps.entries()) {

@@ -22,6 +22,7 @@ import { positionOf, type CapturedTable } from './recorded-tables.js';
 import { describeMap } from './table-map-metadata.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { unexplainedChanges } from './catalog-check.js';
+import { ddlStatement } from './ddl-statement.js';
 import { columnsOfMap } from './shape-check.js';
 import { isMysqlGtidSet } from './gtid-set.js';
 import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } from './position.js';
@@ -450,23 +451,20 @@ export class BinlogStream {
   }
 
   private noteDdl(schema: string, sql: string): void {
-    const m =
-      /^(ALTER|DROP|RENAME|TRUNCATE|CREATE)\s+(?:TABLE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?((?:`(?:[^`]|``)+`|\w+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|\w+))?)/i.exec(
-        sql,
-      );
-    if (!m) return;
-    const parts = m[2]!.split(/\s*\.\s*/).map((p) => p.replace(/^`|`$/g, '').replace(/``/g, '`'));
-    const entry = parts.length === 2 ? `${parts[0]}.${parts[1]}` : `${schema}.${parts[0]}`;
-    const captured = this.tables.get(entry);
-    if (!captured) return;
-    // Statements read one after another before the next map are checked against the catalog together;
-    // a table dropped or made anew has no earlier definition to hold the catalog's against.
-    const statements = captured.shape ? sql : `${captured.ddl ?? ''}; ${sql}`;
-    if (captured.shape) captured.before = captured.shape;
-    if (/^(DROP|CREATE)$/i.test(m[1]!)) captured.before = undefined;
-    captured.ddl = oneLine(statements, 4000);
-    captured.shape = null;
-    for (const [id, m2] of this.maps) if (m2?.captured === captured) this.maps.delete(id);
+    const ddl = ddlStatement(sql, schema);
+    if (!ddl) return;
+    for (const entry of ddl.tables) {
+      const captured = this.tables.get(entry);
+      if (!captured) continue;
+      // Statements read one after another before the next map are checked against the catalog together;
+      // a table dropped, made anew or renamed onto the name has no earlier definition to hold it against.
+      const statements = captured.shape ? sql : `${captured.ddl ?? ''}; ${sql}`;
+      if (captured.shape) captured.before = captured.shape;
+      if (ddl.verb !== 'ALTER' && ddl.verb !== 'TRUNCATE') captured.before = undefined;
+      captured.ddl = oneLine(statements, 4000);
+      captured.shape = null;
+      for (const [id, m] of this.maps) if (m?.captured === captured) this.maps.delete(id);
+    }
   }
 
   /** A TRUNCATE of a captured table: one event, in the statement's own transaction (it commits right after). */

@@ -1,3 +1,5 @@
+import { GAP, NAME, unquote } from './ddl-statement.js';
+
 // The table a `TRUNCATE [TABLE] name` statement of the binary log empties.
 // The server logs the statement as the client wrote it: comments before and
 // inside it, any case, `quoted` (`` for a backquote inside), "quoted" (under
@@ -5,19 +7,10 @@
 // bare names, with or without the database, which the Query event's default
 // database then supplies. MySQL and MariaDB truncate one table per statement.
 
-/** Comments and white space, as the server skips them between tokens. */
-const GAP = String.raw`(?:\s+|/\*[\s\S]*?\*/|(?:--(?=\s)|#)[^\n]*(?:\n|$))*`;
-const NAME = String.raw`(?:\`(?:[^\`]|\`\`)+\`|"(?:[^"]|"")+"|[\w$\u0080-\uffff]+)`;
 const STATEMENT = new RegExp(
   String.raw`^${GAP}TRUNCATE(?![\w$])${GAP}(?:TABLE(?![\w$])${GAP})?(${NAME})(?:${GAP}\.${GAP}(${NAME}))?${GAP}(?:;|WAIT\b|NOWAIT\b|$)`,
   'i',
 );
-
-function unquote(name: string): string {
-  if (name.startsWith('`')) return name.slice(1, -1).replace(/``/g, '`');
-  if (name.startsWith('"')) return name.slice(1, -1).replace(/""/g, '"');
-  return name;
-}
 
 /**
  * `database.table` of the table `sql` truncates, `schema` (the event's
