@@ -8,12 +8,9 @@ import { chunkBySize } from '../systems/kafka/produce-chunks.js';
 // How a database source publishes: each ChangeEvent to its data model's
 // topic on the platform stream broker (SLUICE_STREAM_BROKERS), keyed by the
 // JSON of the row's key. Events are buffered and sent in one produce request
-// per PUBLISH_BATCH (idempotent producer, acks=all). A full batch is sent
-// without waiting for its acknowledgement, so the capture decodes the next
-// batch while the broker appends this one; one batch is in flight at most,
-// so events reach each partition in the order they were read. `flush`
-// resolves once everything before it was acknowledged, so a capture that
-// checkpoints after it has every event before that point on the broker. A truncate concerns every
+// per flush (at most PUBLISH_BATCH at once; idempotent producer, acks=all),
+// so a capture that checkpoints after `flush` resolved has every event
+// before that point acknowledged by the broker. A truncate concerns every
 // key: it goes to every partition of the topic, one copy each, keyed `{}`,
 // with the TRUNCATE_HEADER that lets the target apply it in order with
 // every partition (docs/data-plane.md "Truncates").
@@ -23,9 +20,9 @@ const PUBLISH_BATCH = 500;
 
 export interface ChangePublisher {
   producer: Producer<string, string, string, string>;
-  /** Takes one event; sends the buffer once it holds PUBLISH_BATCH (after the batch in flight was acknowledged). */
+  /** Takes one event; publishes the buffer once it holds PUBLISH_BATCH. */
   onEvent(event: ChangeEvent): Promise<void>;
-  /** Publishes what is buffered; resolves once the broker acknowledged it and everything sent before. */
+  /** Publishes what is buffered; resolves once the broker acknowledged it. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -64,8 +61,9 @@ export function changePublisher(
     }
     return n;
   };
-  /** Sends `events` (resolves once the broker acknowledged them). */
-  const send = async (events: ChangeEvent[]) => {
+  const flush = async () => {
+    if (buffered.length === 0) return;
+    const events = buffered.splice(0);
     const messages: {
       topic: string;
       key: string;
@@ -97,27 +95,13 @@ export function changePublisher(
       lastEvent.set({ datamodel }, ts / 1000);
     }
   };
-  // The batch in flight; a failure stays here and is thrown by every later wait on it.
-  let inFlight: Promise<void> = Promise.resolve();
-  /** Sends what is buffered once the batch in flight was acknowledged; does not wait for this one. */
-  const sendBuffered = async () => {
-    await inFlight;
-    if (buffered.length === 0) return;
-    const sending = send(buffered.splice(0));
-    // Observed here so a failure is not unhandled while the capture decodes on; thrown at the next wait.
-    sending.catch(() => undefined);
-    inFlight = sending;
-  };
   return {
     producer,
     onEvent: async (event) => {
       buffered.push(event);
-      if (buffered.length >= PUBLISH_BATCH) await sendBuffered();
+      if (buffered.length >= PUBLISH_BATCH) await flush();
     },
-    flush: async () => {
-      await sendBuffered();
-      await inFlight;
-    },
+    flush,
     close: () => producer.close().catch(() => undefined),
   };
 }
