@@ -147,7 +147,18 @@ describeWithKube('examples/ under GitOps on a real API server', () => {
       await sleep(1500);
     }
     await sleep(3000);
-    expect(await versions()).toEqual(converged);
+    const after = await versions();
+    // What changed, with its status, says who wrote it when this fails.
+    const changed = Object.keys(after).filter((k) => after[k] !== converged[k]);
+    const statuses = await Promise.all(
+      changed
+        .filter((k) => !k.startsWith('Secret/'))
+        .map(async (k) => {
+          const [kind, name] = k.split('/') as [ClusterObject['kind'], string];
+          return `${k}: ${JSON.stringify((await cluster.get(kind, ns, name))?.status)}`;
+        }),
+    );
+    expect({ versions: after, statuses }).toEqual({ versions: converged, statuses: [] });
     expect(starts.length).toBe(started);
     // What was applied is what is there (`kubectl diff` reports nothing).
     expect((await cluster.get<ConnectorResource>('Connector', ns, SOURCE))?.spec.desiredState).toBe(

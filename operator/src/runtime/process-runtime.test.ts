@@ -95,6 +95,22 @@ describe('process runtime', () => {
     expect(lines.join('\n')).toContain('started with slow:300');
   });
 
+  it('keeps a ready worker ready through two failed probes, and not ready after a third', async () => {
+    const r = runtime();
+    await r.ensure(spec('blip', 'unready:1000:2'));
+    await until(r, 'blip', (o) => o?.phase === 'ready');
+    const blip = record(r, 'blip');
+    // Its two answers of 503 have come and gone (probes every 50 ms, 1 s after it listened).
+    await new Promise((res) => setTimeout(res, 2500));
+    expect(blip.map((o) => o.phase)).toEqual([]);
+    expect((await r.observe('blip'))?.phase).toBe('ready');
+
+    await r.ensure(spec('down', 'unready:1000:0'));
+    await until(r, 'down', (o) => o?.phase === 'ready');
+    const seen = await until(r, 'down', (o) => o?.phase === 'starting');
+    expect(seen?.readyReplicas).toBe(0);
+  });
+
   it('restarts a worker that fails at once with back-off, keeping its own error line', async () => {
     const r = runtime();
     const seen = record(r, 'w2');

@@ -55,12 +55,21 @@ export interface ProcessRuntimeOptions {
 }
 
 /** One run of a worker: a child process and what it printed. */
+/** Failed readiness probes in a row after which a ready instance is not ready (a kubelet's default). */
+const FAILURES_TO_UNREADY = 3;
+/** A readiness probe's answer is awaited at least this long (a kubelet's default timeoutSeconds is 1). */
+const PROBE_TIMEOUT_MS = 1000;
+
 interface Run {
   child: ChildProcess;
   port: number;
   logs: LogRing;
   exited: Promise<void>;
   poll?: NodeJS.Timeout;
+  /** A readiness probe is in flight: the next poll waits for it (answers arrive in order). */
+  probing?: boolean;
+  /** Failed probes in a row since the last answer of 200. */
+  failures?: number;
   readyAt?: number;
   ended: boolean;
 }
@@ -306,21 +315,32 @@ export class ProcessRuntime implements WorkerRuntimePort {
     this.set(w, 'starting');
   }
 
-  /** Polls /readyz; ready and back (a worker that loses its broker) are both observed. */
+  /**
+   * Polls /readyz; ready and back (a worker that loses its broker) are both
+   * observed. As a kubelet's readiness probe (failureThreshold 3): a ready
+   * instance turns not ready after FAILURES_TO_UNREADY failed probes in a
+   * row, not at one slow answer of a busy machine, and one probe is in flight
+   * at a time, so an old probe's time-out never overrides a newer answer.
+   */
   private async probe(w: Running, run: Run): Promise<void> {
-    if (w.run !== run || (w.phase !== 'starting' && w.phase !== 'ready')) return;
+    if (w.run !== run || run.probing || (w.phase !== 'starting' && w.phase !== 'ready')) return;
+    run.probing = true;
     let ready: boolean;
     try {
       const res = await fetch(`http://127.0.0.1:${run.port}/readyz`, {
-        signal: AbortSignal.timeout(this.readinessIntervalMs * 4),
+        signal: AbortSignal.timeout(Math.max(PROBE_TIMEOUT_MS, this.readinessIntervalMs * 4)),
       });
       ready = res.ok;
       await res.body?.cancel();
     } catch {
       ready = false;
+    } finally {
+      run.probing = false;
     }
     if (w.run !== run || run.ended || (w.phase !== 'starting' && w.phase !== 'ready')) return;
+    run.failures = ready ? 0 : (run.failures ?? 0) + 1;
     if (ready) run.readyAt ??= Date.now();
+    if (!ready && w.phase === 'ready' && run.failures < FAILURES_TO_UNREADY) return;
     this.set(w, ready ? 'ready' : 'starting');
   }
 
