@@ -4,7 +4,7 @@ import { startMysqlCdc } from '../src/sources/mysql-cdc/capture.js';
 import type { MysqlSourceSettings } from '../src/sources/mysql-cdc/contract.js';
 import type { BinlogPosition } from '../src/sources/mysql-cdc/position.js';
 import { positionOfRecord, positionRecordText } from '../src/sources/mysql-cdc/position-store.js';
-import { positionOf } from '../src/sources/mysql-cdc/recorded-tables.js';
+import { positionOf } from '../src/sources/mysql-cdc/position.js';
 import { mariadbSettings } from './mariadb-numbered.js';
 
 // The MariaDB capture run in the test's own process, without a broker: its

@@ -3,7 +3,7 @@ import { mysqlWhere, openMysql, type MysqlSession } from '../../systems/mysql/co
 import { binlogShortfalls, describeMysqlFailure, type BinlogSettings } from '../../systems/mysql/errors.js';
 import { SystemFailure } from '../../systems/failure.js';
 import { readCollations, readTableShape, type TableShape } from './columns.js';
-import type { CapturedTable } from './recorded-tables.js';
+import { capturedTable, type CapturedTable } from './recorded-tables.js';
 import {
   MysqlCdcError,
   type MysqlCdcCapture,
@@ -126,9 +126,7 @@ export async function startMysqlCdc(
       const recorded = start?.tables?.[`${schema}.${table}`];
       tables.set(`${schema}.${table}`, {
         datamodelId: t.datamodelId,
-        shape: recorded ? recorded.shape : shape,
-        ...(recorded?.ddl !== undefined ? { ddl: recorded.ddl } : {}),
-        ...(recorded?.before ? { before: recorded.before } : {}),
+        ...capturedTable(recorded ?? { shape }),
       });
       snapshotTables.push({ shape, datamodelId: t.datamodelId });
     }

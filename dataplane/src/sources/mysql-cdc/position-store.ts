@@ -1,8 +1,8 @@
 import { Admin, Consumer, ListOffsetTimestamps, type Producer } from '@platformatic/kafka';
 import { clientOptions, type KafkaConnection } from '../../systems/kafka/connection.js';
 import { byLeader, fetchFromLeaders } from '../../systems/kafka/fetch.js';
-import type { BinlogPosition } from './position.js';
-import { packTables, positionOf, unpackTables, type RecordedPosition } from './recorded-tables.js';
+import { positionOf, type BinlogPosition } from './position.js';
+import { packTables, unpackTables, type RecordedPosition } from './recorded-tables.js';
 
 // Where a MySQL or MariaDB capture keeps its position: a binary log has no
 // replication slot to remember a reader, so the position is a record of a

@@ -35,6 +35,13 @@ export function formatPosition(p: BinlogPosition): string {
   return p.gtid !== '' ? p.gtid : `${p.file}:${p.offset}`;
 }
 
+/** The position alone, without what a record carries beside it (what monitoring and messages use). */
+export const positionOf = (p: BinlogPosition): BinlogPosition => ({
+  file: p.file,
+  offset: p.offset,
+  gtid: p.gtid,
+});
+
 export function samePosition(a: BinlogPosition, b: BinlogPosition): boolean {
   return a.file === b.file && a.offset === b.offset && a.gtid === b.gtid;
 }

@@ -87,9 +87,11 @@ export function unpackTables(packed: unknown): Record<string, CapturedTable> | u
   return out;
 }
 
-/** The position alone (what monitoring and messages use). */
-export const positionOf = (p: BinlogPosition): BinlogPosition => ({
-  file: p.file,
-  offset: p.offset,
-  gtid: p.gtid,
-});
+/** A copy of `t` with only the fields it has (a position record leaves absent fields out). */
+export function capturedTable(t: CapturedTable): CapturedTable {
+  return {
+    shape: t.shape,
+    ...(t.ddl !== undefined ? { ddl: t.ddl } : {}),
+    ...(t.before ? { before: t.before } : {}),
+  };
+}

@@ -18,14 +18,20 @@ import {
 } from './binlog-events.js';
 import { startBinlogDump, type BinlogDump } from './binlog-dump.js';
 import type { TableColumn, TableShape } from './columns.js';
-import { positionOf, type CapturedTable } from './recorded-tables.js';
+import { capturedTable, type CapturedTable } from './recorded-tables.js';
 import { describeMap } from './table-map-metadata.js';
 import { MysqlCdcError, type MysqlCdcOptions } from './contract.js';
 import { unexplainedChanges } from './catalog-check.js';
 import { ddlStatement } from './ddl-statement.js';
 import { columnsOfMap } from './shape-check.js';
 import { isMysqlGtidSet } from './gtid-set.js';
-import { advanceGtid, advanceMysqlGtid, formatPosition, type BinlogPosition } from './position.js';
+import {
+  advanceGtid,
+  advanceMysqlGtid,
+  formatPosition,
+  positionOf,
+  type BinlogPosition,
+} from './position.js';
 import { positionTopic } from './position-store.js';
 import { readRowImage } from './row-values.js';
 import { truncatedTable } from './truncate-statement.js';
@@ -51,6 +57,9 @@ const HEARTBEAT_S = 5;
  * path that dropped it sends no reset to a reader that never writes.
  */
 const SILENCE_MS = 6 * HEARTBEAT_S * 1000;
+/** Why changes cannot be matched to their columns, and what to do (the two errors of tableMap). */
+const NO_NAMES = 'without the column names in the log (binlog_row_metadata=FULL)';
+const REMEDY = 'set binlog_row_metadata=FULL and take a new snapshot (a snapshot backfill, POST /backfills/)';
 
 interface Captured extends CapturedTable {
   datamodelId: string;
@@ -251,13 +260,7 @@ export class BinlogStream {
   /** The captured tables' definitions now, as a position recorded now carries them. */
   private capturedTables(): Record<string, CapturedTable> {
     const out: Record<string, CapturedTable> = {};
-    for (const [entry, t] of this.tables) {
-      out[entry] = {
-        shape: t.shape,
-        ...(t.ddl !== undefined ? { ddl: t.ddl } : {}),
-        ...(t.before ? { before: t.before } : {}),
-      };
-    }
+    for (const [entry, t] of this.tables) out[entry] = capturedTable(t);
     return out;
   }
 
@@ -517,8 +520,7 @@ export class BinlogStream {
         throw new MysqlCdcError(
           `The definition of ${entry} in the catalog differs from the one before \`${oneLine(captured.ddl, 300)}\`, which this capture read, ` +
             `also in columns that statement does not name (${unexplained.join(', ')}): the table was altered again after it, ` +
-            'and without the column names in the log (binlog_row_metadata=FULL) the changes between the statements cannot be ' +
-            'matched to their columns; set binlog_row_metadata=FULL and take a new snapshot (a snapshot backfill, POST /backfills/)',
+            `and ${NO_NAMES} the changes between the statements cannot be matched to their columns; ${REMEDY}`,
         );
       }
     }
@@ -531,9 +533,7 @@ export class BinlogStream {
         : 'before a DDL statement further on in the log, ';
       throw new MysqlCdcError(
         `The binary log's rows of ${entry} ${after}do not match the table's definition (${columns}): ` +
-          'the table was altered again since these changes were written, and without the column names in the log ' +
-          '(binlog_row_metadata=FULL) they cannot be matched to their columns; set binlog_row_metadata=FULL and take a new snapshot ' +
-          '(a snapshot backfill, POST /backfills/)',
+          `the table was altered again since these changes were written, and ${NO_NAMES} they cannot be matched to their columns; ${REMEDY}`,
       );
     }
     captured.before = undefined;
